@@ -1,0 +1,91 @@
+/* bench/bench-core.c - times tendo's core copies and conversions.
+ *
+ *   bench-core DIR
+ *
+ * Writes each benchmark's input to DIR/<name>.f32 (raw little-endian
+ * floats, so bench/compare.py can hand numpy the same data) and prints one
+ * line per benchmark: "<name> <best seconds> <shape>".  Not a test.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tendo.h>
+
+#define REPEATS 10
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void save(const char *dir, const char *name, const tensor_f32 *t)
+{
+    char path[4096];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s.f32", dir, name);
+    f = fopen(path, "wb");
+    if (!f || fwrite(tensor_data(t), sizeof(float), (size_t)tensor_numel(t), f) != (size_t)tensor_numel(t)) {
+        fprintf(stderr, "bench-core: cannot write %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+/* Best wall time of REPEATS runs of an op that returns a new tensor. */
+#define TIME_BEST(best, expr, free_fn)            \
+    do {                                          \
+        best = 1e30;                              \
+        for (int r_ = 0; r_ < REPEATS; r_++) {    \
+            double t0_ = now();                   \
+            void *out_ = (expr);                  \
+            double t1_ = now();                   \
+            if (!out_) {                          \
+                fprintf(stderr, "bench-core: %s\n", \
+                        tendo_error_message(tendo_last_error())); \
+                exit(1);                          \
+            }                                     \
+            free_fn(out_);                        \
+            if (t1_ - t0_ < best)                 \
+                best = t1_ - t0_;                 \
+        }                                         \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    const int64_t n = 16 * 1024 * 1024, side = 4096;
+    tensor_f32 *x, *m, *mt;
+    double best;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: bench-core DIR\n");
+        return 2;
+    }
+    x = tensor_f32_randn(TENDO_SHAPE(n), 1, tendo_cpu());
+    m = tensor_f32_rand(TENDO_SHAPE(side, side), 2, tendo_cpu());
+    mt = tensor_transpose(m, 0, 1);
+    if (!x || !m || !mt) {
+        fprintf(stderr, "bench-core: %s\n", tendo_error_message(tendo_last_error()));
+        return 1;
+    }
+    save(argv[1], "x16m", x);
+    save(argv[1], "m4096", m);
+
+    TIME_BEST(best, tensor_to_f16(x), tensor_f16_free);
+    printf("to_f16 %.6f [16777216]\n", best);
+    TIME_BEST(best, tensor_to_bf16(x), tensor_bf16_free);
+    printf("to_bf16 %.6f [16777216]\n", best);
+    TIME_BEST(best, tensor_contiguous(mt), tensor_f32_free);
+    printf("transpose_copy %.6f [4096,4096]\n", best);
+    TIME_BEST(best, tensor_clone(x), tensor_f32_free);
+    printf("clone %.6f [16777216]\n", best);
+
+    tensor_free(x);
+    tensor_free(m);
+    tensor_free(mt);
+    return 0;
+}

@@ -1,0 +1,122 @@
+/* tendo/core.h - the dtype-independent part of tendo's public API.
+ *
+ * Devices, errors, the 16-bit element types and their exact conversions.
+ * Users include <tendo.h>, which includes this header; it is installed as
+ * <tendo/core.h>.  Everything here is plain C11: no CUDA types.
+ */
+#ifndef TENDO_CORE_H
+#define TENDO_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TENDO_API __attribute__((visibility("default")))
+#else
+#define TENDO_API
+#endif
+
+/* ---- element types ---------------------------------------------------- */
+
+/* Distinct structs, so a raw f16 buffer cannot be passed as a bf16 one. */
+typedef struct { uint16_t bits; } tendo_f16;
+typedef struct { uint16_t bits; } tendo_bf16;
+
+/* Exact widening conversions (every f16/bf16 value is a float). */
+TENDO_API float tendo_f16_to_f32(tendo_f16 h);
+TENDO_API float tendo_bf16_to_f32(tendo_bf16 h);
+/* Narrowing conversions: round to nearest, ties to even; overflow gives
+ * infinity, subnormals are kept (no flush to zero), NaN stays NaN with its
+ * sign, quiet bit set and the top payload bits kept, like F16C hardware. */
+TENDO_API tendo_f16  tendo_f32_to_f16(float f);
+TENDO_API tendo_bf16 tendo_f32_to_bf16(float f);
+/* From double, rounded once (no double rounding through float). */
+TENDO_API tendo_f16  tendo_f64_to_f16(double d);
+TENDO_API tendo_bf16 tendo_f64_to_bf16(double d);
+
+/* ---- devices ---------------------------------------------------------- */
+
+typedef enum { TENDO_CPU, TENDO_CUDA } tendo_device_type;
+typedef struct { tendo_device_type type; int index; } tendo_device;
+
+/* The host CPU (index 0). */
+TENDO_API tendo_device tendo_cpu(void);
+/* CUDA device `index`; not checked here: functions that take a device
+ * refuse one that does not exist with TENDO_ERR_DEVICE. */
+TENDO_API tendo_device tendo_cuda(int index);
+/* True when this build has CUDA and a driver with at least one GPU;
+ * never an error. */
+TENDO_API bool tendo_cuda_available(void);
+/* Number of usable CUDA devices (0 without CUDA). */
+TENDO_API int tendo_cuda_device_count(void);
+/* "cpu", "cuda:0", ...; the string is static or thread-local and stays
+ * valid until at least 7 further calls from the same thread. */
+TENDO_API const char *tendo_device_str(tendo_device d);
+/* True when a and b name the same device. */
+TENDO_API bool tendo_device_equal(tendo_device a, tendo_device b);
+
+/* ---- errors ----------------------------------------------------------- */
+
+#define TENDO_STATUS_MAP(X)                                   \
+    X(TENDO_OK, "ok")                                         \
+    X(TENDO_ERR_INVALID_ARG, "invalid argument")              \
+    X(TENDO_ERR_SHAPE, "shape error")                         \
+    X(TENDO_ERR_DTYPE, "dtype error")                         \
+    X(TENDO_ERR_DEVICE, "device error")                       \
+    X(TENDO_ERR_DEVICE_MISMATCH, "device mismatch")           \
+    X(TENDO_ERR_OOM, "out of memory")                         \
+    X(TENDO_ERR_CUDA, "CUDA error")                           \
+    X(TENDO_ERR_IO, "I/O error")                              \
+    X(TENDO_ERR_FORMAT, "format error")                       \
+    X(TENDO_ERR_UNSUPPORTED, "unsupported")
+
+typedef enum {
+#define TENDO__STATUS_ENUM(name, str) name,
+    TENDO_STATUS_MAP(TENDO__STATUS_ENUM)
+#undef TENDO__STATUS_ENUM
+} tendo_status;
+
+typedef struct tendo_error tendo_error;
+
+/* The last failure on the calling thread (a successful call does not clear
+ * it).  Never NULL: before any failure it reports TENDO_OK and "no error".
+ * The pointer is owned by tendo and valid for the thread's lifetime. */
+TENDO_API const tendo_error *tendo_last_error(void);
+/* The kind of error e describes (TENDO_OK for NULL). */
+TENDO_API tendo_status tendo_error_status(const tendo_error *e);
+/* "op: what went wrong", e.g. "add: shapes [3,4] and [2,4] cannot
+ * broadcast"; owned by e. */
+TENDO_API const char *tendo_error_message(const tendo_error *e);
+/* The name of the operation that failed ("" when none); owned by e. */
+TENDO_API const char *tendo_error_op(const tendo_error *e);
+/* A short static name for a status, e.g. "shape error". */
+TENDO_API const char *tendo_status_str(tendo_status s);
+/* Resets the calling thread's last error to TENDO_OK. */
+TENDO_API void tendo_clear_error(void);
+
+/* ---- shapes ----------------------------------------------------------- */
+
+#define TENDO_MAX_DIMS 8
+
+#define TENDO__NARGS(...) TENDO__NARGS_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define TENDO__NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, n, ...) n
+/* TENDO_SHAPE(2, 3, 4) expands to the pair  3, (const int64_t[]){2, 3, 4}
+ * for the (int ndim, const int64_t *shape) parameters. */
+#define TENDO_SHAPE(...) TENDO__NARGS(__VA_ARGS__), (const int64_t[]){__VA_ARGS__}
+
+/* ---- library information ---------------------------------------------- */
+
+/* The library's version string, e.g. "0.1.0". Static. */
+TENDO_API const char *tendo_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENDO_CORE_H */
