@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "half.h"
+#include "rng.h"
 #include "tap.h"
 #include "tendo.h"
 

@@ -166,17 +166,25 @@ static void DTFN(test_random)(void)
     tensor_f32 *g32 = tensor_f32_randn(TENDO_SHAPE(n), 7, tendo_cpu());
     double *v = DTFN(values)(u), *v2 = DTFN(values)(u2), *v3 = DTFN(values)(u3), *w = DTFN(values)(g);
     const float *f32 = tensor_data(u32), *g32d = tensor_data(g32);
-    double mean = 0, var = 0, gm = 0, gv = 0;
+    double mean = 0, var = 0, gm = 0, gv = 0, *g64 = malloc((size_t)n * sizeof *g64);
     int64_t out_of_range = 0, same_other_seed = 0, off_grid = 0, bad_normal = 0;
+    const int grid = DT_MANTISSA_BITS < 24 ? DT_MANTISSA_BITS : 24;
     bool same = true;
 
+    tendo__rand_normal_f64(7, 0, n, g64);
     for (int64_t i = 0; i < n; i++) {
         same = same && v[i] == v2[i];
         same_other_seed += v[i] == v3[i];
         out_of_range += !(v[i] >= 0 && v[i] < 1);
-        /* the dtype's own grid: the f32 draw cut to DT_MANTISSA_BITS bits */
-        off_grid += v[i] != floor((double)f32[i] * ldexp(1, DT_MANTISSA_BITS)) * ldexp(1, -DT_MANTISSA_BITS);
-        bad_normal += w[i] != E_TO_DOUBLE(E_FROM_DOUBLE((double)g32d[i]));
+        /* narrower dtypes draw the f32 value cut to their own grid; wider
+         * ones (53-bit f64) start with the same 24 bits */
+        off_grid += floor(v[i] * 0x1p24) * 0x1p-24 != floor((double)f32[i] * ldexp(1, grid)) * ldexp(1, -grid);
+        /* randn: narrower dtypes round the f32 draw once; wider ones draw
+         * Box-Muller in double from all four Philox words */
+        if (DT_MANTISSA_BITS <= 24)
+            bad_normal += w[i] != E_TO_DOUBLE(E_FROM_DOUBLE((double)g32d[i]));
+        else
+            bad_normal += w[i] != g64[i];
         mean += v[i];
         gm += w[i];
     }
@@ -192,20 +200,21 @@ static void DTFN(test_random)(void)
     ok(same_other_seed < n / 100, DT_NAME " rand: another seed gives other values (%lld equal)",
        (long long)same_other_seed);
     is_int(0, out_of_range, DT_NAME " rand: every value in [0,1)");
-    is_int(0, off_grid, DT_NAME " rand: element i is the f32 draw i on the " DT_NAME " grid");
+    is_int(0, off_grid, DT_NAME " rand: element i is Philox draw i on the " DT_NAME " grid");
     /* 5 standard errors: sd(mean) = sqrt(1/12/n); sd(var) ~ sqrt(1/180/n) for U[0,1)
      * (plus the grid's quantization: mean shifts down by 2^-(bits+1)) */
     ok(fabs(mean - (0.5 - ldexp(1, -DT_MANTISSA_BITS - 1))) < 5 * sqrt(1.0 / 12 / n),
        DT_NAME " rand: mean %.5f of 1e6 draws near 1/2", mean);
     ok(fabs(var - 1.0 / 12) < 5 * sqrt(1.0 / 180 / n) + ldexp(1, -2 * DT_MANTISSA_BITS),
        DT_NAME " rand: variance %.5f near 1/12", var);
-    is_int(0, bad_normal, DT_NAME " randn: element i is the f32 draw i rounded once");
+    is_int(0, bad_normal, DT_NAME " randn: element i is Philox draw i (f32, rounded once when narrower)");
     ok(fabs(gm) < 5 * sqrt(1.0 / n), DT_NAME " randn: mean %.5f near 0", gm);
     ok(fabs(gv - 1) < 5 * sqrt(2.0 / n) + 2 * DT_ULP, DT_NAME " randn: variance %.5f near 1", gv);
     free(v);
     free(v2);
     free(v3);
     free(w);
+    free(g64);
     tensor_free(u);
     tensor_free(u2);
     tensor_free(u3);
