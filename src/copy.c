@@ -33,27 +33,29 @@ static void coalesce(const tendo__tensor *t, coalesced *c)
     }
 }
 
-/* Calls fn once per row of the last `inner` coalesced dims' outer index:
- * iterates the first c->ndim - inner dims like an odometer. */
+/* Calls fn once per row of the last `inner` coalesced dims: iterates the
+ * first c->ndim - inner dims like an odometer.  The position is kept as an
+ * element offset and only turned into a pointer for fn, so that negative
+ * strides never form a pointer outside the storage. */
 static void for_each_outer(const coalesced *c, int inner, size_t elsize, const char *base,
                            void (*fn)(void *, const coalesced *, const char *, int64_t),
                            void *ctx)
 {
     int outer = c->ndim - inner;
-    int64_t idx[TENDO_MAX_DIMS] = {0}, rows = 1, row_len = 1;
-    const char *p = base;
+    int64_t idx[TENDO_MAX_DIMS] = {0}, rows = 1, row_len = 1, off = 0;
 
     for (int i = 0; i < outer; i++)
         rows *= c->shape[i];
     for (int i = outer; i < c->ndim; i++)
         row_len *= c->shape[i];
     for (int64_t r = 0; r < rows; r++) {
-        fn(ctx, c, p, r * row_len);
+        fn(ctx, c, base + off * (int64_t)elsize, r * row_len);
         for (int d = outer - 1; d >= 0; d--) { /* advance the odometer */
-            p += c->stride[d] * (int64_t)elsize;
-            if (++idx[d] < c->shape[d])
+            if (++idx[d] < c->shape[d]) {
+                off += c->stride[d];
                 break;
-            p -= c->shape[d] * c->stride[d] * (int64_t)elsize;
+            }
+            off -= (c->shape[d] - 1) * c->stride[d];
             idx[d] = 0;
         }
     }

@@ -96,10 +96,14 @@ DEFINE_SLAB(uint16_t, block8_u16, )
 
 static bool have_avx2(void)
 {
-    static int cached = -1; /* benign race: every thread stores the same value */
-    if (cached < 0)
-        cached = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return cached == 1;
+    static atomic_int cached = -1; /* every thread that races here stores the same value */
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+
+    if (v < 0) {
+        v = __builtin_cpu_supports("avx2") ? 1 : 0;
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
+    }
+    return v == 1;
 }
 #endif /* HAVE_X86 */
 
