@@ -2,10 +2,9 @@
  * and which reshapes can be views.  Pure arithmetic: no tensors, no memory. */
 #include "internal.h"
 
-bool tendo__check_shape(const char *op, int ndim, const int64_t *shape, int64_t *numel)
+/* ndim in 0..TENDO_MAX_DIMS and a shape array when ndim > 0. */
+static bool check_ndim(const char *op, int ndim, const int64_t *shape)
 {
-    int64_t n = 1, dense = 1;
-
     if (ndim < 0 || ndim > TENDO_MAX_DIMS) {
         tendo__fail(TENDO_ERR_INVALID_ARG, op, "ndim %d is out of range 0..%d", ndim, TENDO_MAX_DIMS);
         return false;
@@ -14,6 +13,15 @@ bool tendo__check_shape(const char *op, int ndim, const int64_t *shape, int64_t 
         tendo__fail(TENDO_ERR_INVALID_ARG, op, "shape is NULL for ndim %d", ndim);
         return false;
     }
+    return true;
+}
+
+bool tendo__check_shape(const char *op, int ndim, const int64_t *shape, int64_t *numel)
+{
+    int64_t n = 1, dense = 1;
+
+    if (!check_ndim(op, ndim, shape))
+        return false;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0) {
             tendo__fail(TENDO_ERR_SHAPE, op, "negative size %lld in dim %d of shape %s",
@@ -100,14 +108,8 @@ bool tendo__infer_shape(const char *op, int old_ndim, const int64_t *old_shape, 
     int infer = -1;
     int64_t known = 1;
 
-    if (ndim < 0 || ndim > TENDO_MAX_DIMS) {
-        tendo__fail(TENDO_ERR_INVALID_ARG, op, "ndim %d is out of range 0..%d", ndim, TENDO_MAX_DIMS);
+    if (!check_ndim(op, ndim, shape))
         return false;
-    }
-    if (ndim > 0 && !shape) {
-        tendo__fail(TENDO_ERR_INVALID_ARG, op, "shape is NULL for ndim %d", ndim);
-        return false;
-    }
     for (int i = 0; i < ndim; i++) {
         if (shape[i] == -1) {
             if (infer >= 0) {

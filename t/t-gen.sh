@@ -9,6 +9,7 @@ if ! "$PYTHON" -c 'import sys, tomllib, jinja2; sys.exit(sys.version_info < (3, 
     echo "1..0 # SKIP no Python 3.11+ with jinja2 (a release tarball needs none)"
     exit 0
 fi
+case "$top_srcdir" in /*) ;; *) top_srcdir=$(pwd)/$top_srcdir ;; esac
 gen="$top_srcdir/gen/tendo-gen"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -20,7 +21,6 @@ render() { # DIR DTYPES: renders every output for DTYPES under DIR
 }
 
 mkdir "$tmp/a" "$tmp/b"
-case "$top_srcdir" in /*) ;; *) top_srcdir=$(pwd)/$top_srcdir ;; esac
 if render "$tmp/a" f32,f16,bf16 && render "$tmp/b" bf16,f32,f16,f32; then
     echo "ok 1 - renders every output"
 else
