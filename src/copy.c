@@ -1,6 +1,7 @@
 /* src/copy.c - strided walks and copies into dense memory. */
 #include <string.h>
 
+#include "events.h"
 #include "internal.h"
 
 /* A tensor's geometry with size-1 dims dropped and adjacent dims merged
@@ -213,10 +214,14 @@ tendo__tensor *tendo__contiguous(const char *op, const tendo__tensor *t)
 tendo__tensor *tendo__to_device(const tendo__tensor *t, tendo_device d)
 {
     static const char op[] = "to";
+    tendo__tensor *out;
 
     if (!tendo__check_tensor(op, "t", t) || !tendo__check_device(op, d))
         return NULL;
-    return tendo__clone(op, t);
+    out = tendo__clone(op, t);
+    if (out)
+        tendo__emit_transfer(t, out);
+    return out;
 }
 
 tendo_status tendo__copy_out(const char *op, const tendo__tensor *t, void *dst, int64_t count)

@@ -44,18 +44,22 @@ tendo__shape_buf tendo__shape_str(int ndim, const int64_t *shape);
 
 typedef struct tendo__storage tendo__storage;
 typedef void (*tendo__release_fn)(void *ctx, void *data, size_t nbytes);
+struct tendo__pool;
+struct tendo__pool_block;
 
 struct tendo__storage {
     atomic_int_fast64_t refs;
     void *data;
     size_t nbytes;
     tendo_device device;
-    tendo__release_fn release; /* frees data; NULL for tendo's own host memory */
+    struct tendo__pool *pool;        /* where data came from ... */
+    struct tendo__pool_block *block; /* ... and goes back to */
+    tendo__release_fn release;       /* or: frees borrowed data (pool unused) */
     void *release_ctx;
 };
 
-/* New storage of nbytes 64-byte aligned bytes on d with one reference;
- * NULL (TENDO_ERR_OOM) on failure. */
+/* New storage of nbytes 64-byte aligned bytes on d, from d's pool, with one
+ * reference; NULL (TENDO_ERR_OOM) on failure. */
 tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d);
 /* Adds a reference to s and returns s. */
 tendo__storage *tendo__storage_retain(tendo__storage *s);

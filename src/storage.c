@@ -6,41 +6,53 @@
 #endif
 
 #include "internal.h"
+#include "pool.h"
 
 /* Large buffers are aligned to a huge page and offered to the kernel as
  * transparent huge pages: the first touch of a fresh 64 MiB buffer then
  * takes 32 page faults instead of 16384 (numpy does the same). */
 #define HUGE_PAGE ((size_t)2 << 20)
-#define HUGE_THRESHOLD ((size_t)4 << 20)
+#define HUGE_THRESHOLD ((size_t)2 << 20)
 
-/* 64-byte aligned host memory of at least nbytes (and at least one line),
- * or NULL. */
-static void *host_alloc(size_t nbytes)
+/* Host memory for the CPU pool: 64-byte aligned (huge-page aligned and
+ * advised when large), or NULL. */
+static void *host_alloc(void *ctx, size_t nbytes)
 {
-    size_t align = nbytes >= HUGE_THRESHOLD ? HUGE_PAGE : TENDO__HOST_ALIGN, rounded;
-    void *p;
+    size_t align = nbytes >= HUGE_THRESHOLD ? HUGE_PAGE : TENDO__HOST_ALIGN;
+    void *p = NULL;
 
-    if (nbytes > SIZE_MAX - align)
+    (void)ctx;
+    if (posix_memalign(&p, align, nbytes ? nbytes : 1) != 0)
         return NULL;
-    rounded = (nbytes + align - 1) / align * align;
-    if (rounded == 0)
-        rounded = align;
-    p = aligned_alloc(align, rounded);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (p && align == HUGE_PAGE)
-        (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice only: failure is harmless */
+    if (align == HUGE_PAGE)
+        (void)madvise(p, nbytes / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE); /* advice: failure is harmless */
 #endif
     return p;
+}
+
+static void host_free(void *ctx, void *p, size_t nbytes)
+{
+    (void)ctx, (void)nbytes;
+    free(p);
+}
+
+const tendo__device_allocator *tendo__host_allocator(void)
+{
+    static const tendo__device_allocator host = {host_alloc, host_free, NULL, NULL, NULL, NULL};
+    return &host;
 }
 
 tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d)
 {
     tendo__storage *s;
+    tendo__pool *pool;
 
     if (!tendo__check_device(op, d))
         return NULL;
-    if (nbytes > (size_t)PTRDIFF_MAX) {
-        tendo__fail(TENDO_ERR_OOM, op, "%zu bytes exceed the address space", nbytes);
+    pool = tendo__pool_of(d);
+    if (!pool) {
+        tendo__fail(TENDO_ERR_OOM, op, "no memory pool for %s", tendo_device_str(d));
         return NULL;
     }
     s = malloc(sizeof *s);
@@ -48,16 +60,16 @@ tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d
         tendo__fail(TENDO_ERR_OOM, op, "out of memory allocating a storage header");
         return NULL;
     }
-    s->data = host_alloc(nbytes);
-    if (!s->data) {
+    s->block = tendo__pool_alloc(pool, op, nbytes, 0);
+    if (!s->block) {
         free(s);
-        tendo__fail(TENDO_ERR_OOM, op, "out of memory allocating %zu bytes on %s", nbytes,
-                    tendo_device_str(d));
         return NULL;
     }
     atomic_init(&s->refs, 1);
+    s->data = tendo__pool_block_ptr(s->block);
     s->nbytes = nbytes;
     s->device = d;
+    s->pool = pool;
     s->release = NULL;
     s->release_ctx = NULL;
     return s;
@@ -79,6 +91,6 @@ void tendo__storage_release(tendo__storage *s)
     if (s->release)
         s->release(s->release_ctx, s->data, s->nbytes);
     else
-        free(s->data);
+        tendo__pool_free(s->pool, s->block);
     free(s);
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "internal.h"
 
 bool tendo__check_tensor(const char *op, const char *arg, const tendo__tensor *t)
@@ -51,6 +52,7 @@ tendo__tensor *tendo__tensor_new(const char *op, tendo_dtype dtype, int ndim,
     tendo__contiguous_strides(ndim, t->shape, t->stride);
     t->offset = 0;
     t->numel = numel;
+    tendo__emit_tensor(TENDO_EVENT_TENSOR_CREATED, t);
     return t;
 }
 
@@ -71,6 +73,7 @@ tendo__tensor *tendo__tensor_view(const char *op, const tendo__tensor *base, int
     }
     t->offset = offset;
     t->storage = tendo__storage_retain(base->storage);
+    tendo__emit_tensor(TENDO_EVENT_TENSOR_CREATED, t);
     return t;
 }
 
@@ -78,6 +81,7 @@ void tendo__tensor_free(tendo__tensor *t)
 {
     if (!t)
         return;
+    tendo__emit_tensor(TENDO_EVENT_TENSOR_FREED, t);
     tendo__storage_release(t->storage);
     free(t);
 }

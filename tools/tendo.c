@@ -4,9 +4,13 @@
  *   tendo demo        a short tour: creation, views, conversion, printing
  *   tendo --help
  *
+ * With TENDO_TRACE=1, every op is printed to stderr as it runs, and demo
+ * ends with the per-op summary table.
+ *
  * Exit status: 0 on success, 1 when a tendo call fails, 2 on bad usage.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <tendo.h>
@@ -117,8 +121,12 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "info"))
         return info();
-    if (!strcmp(argv[1], "demo"))
-        return demo();
+    if (!strcmp(argv[1], "demo")) {
+        int status = demo();
+        if (getenv("TENDO_TRACE")) /* the trace observer ran: show its totals */
+            tendo_trace_summary();
+        return status;
+    }
     fprintf(stderr, "tendo: unknown command '%s'\n", argv[1]);
     return usage(stderr, 2);
 }

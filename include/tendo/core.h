@@ -110,6 +110,22 @@ TENDO_API void tendo_clear_error(void);
  * for the (int ndim, const int64_t *shape) parameters. */
 #define TENDO_SHAPE(...) TENDO__NARGS(__VA_ARGS__), (const int64_t[]){__VA_ARGS__}
 
+/* ---- memory pool -------------------------------------------------------- */
+
+/* Per device.  Byte counts are of the pool's blocks (requests rounded up to
+ * a multiple of 512 bytes); "cached" is memory the pool holds from the
+ * device but no tensor uses. */
+typedef struct {
+    int64_t allocations, deallocations, bytes_in_use, bytes_cached, peak_bytes_in_use, hits, misses;
+} tendo_pool_stats;
+
+/* The statistics of d's pool (all zero for a device without one). */
+TENDO_API tendo_pool_stats tendo_pool_get_stats(tendo_device d);
+/* Gives every wholly unused segment of d's pool back to the device. */
+TENDO_API void tendo_pool_empty_cache(tendo_device d);
+/* Restarts peak_bytes_in_use of d's pool from the bytes in use now. */
+TENDO_API void tendo_pool_reset_peak(tendo_device d);
+
 /* ---- library information ---------------------------------------------- */
 
 /* The library's version string, e.g. "0.1.0". Static. */
