@@ -55,6 +55,63 @@ static void save(const char *dir, const char *name, const tensor_f32 *t)
         }                                         \
     } while (0)
 
+/* Best wall time of REPEATS runs of a status-returning _out call. */
+#define TIME_OUT(best, expr)                                              \
+    do {                                                                  \
+        best = 1e30;                                                      \
+        for (int r_ = 0; r_ < REPEATS; r_++) {                            \
+            double t0_ = now();                                           \
+            if ((expr) != TENDO_OK) {                                     \
+                fprintf(stderr, "bench-core: %s\n",                       \
+                        tendo_error_message(tendo_last_error()));         \
+                exit(1);                                                  \
+            }                                                             \
+            double t1_ = now();                                           \
+            if (t1_ - t0_ < best)                                         \
+                best = t1_ - t0_;                                         \
+        }                                                                 \
+    } while (0)
+
+/* The compute benchmarks of the CPU ops. */
+static void bench_compute(const char *dir, tensor_f32 *x, tensor_f32 *m)
+{
+    const int64_t n = tensor_numel(x);
+    tensor_f32 *y = tensor_f32_randn(TENDO_SHAPE(n), 3, tendo_cpu());
+    tensor_f32 *o = tensor_f32_empty(TENDO_SHAPE(n), tendo_cpu());
+    tensor_f16 *x16 = tensor_to_f16(x), *y16 = tensor_to_f16(y);
+    tensor_f16 *o16 = tensor_f16_empty(TENDO_SHAPE(n), tendo_cpu());
+    tensor_f32 *a = tensor_f32_randn(TENDO_SHAPE(1024, 1024), 4, tendo_cpu());
+    tensor_f32 *b = tensor_f32_randn(TENDO_SHAPE(1024, 1024), 5, tendo_cpu());
+    double best;
+
+    save(dir, "y16m", y);
+    save(dir, "a1024", a);
+    save(dir, "b1024", b);
+    TIME_OUT(best, tensor_add_out(o, x, y));
+    printf("add_f32_out %.6f [16777216]\n", best);
+    TIME_OUT(best, tensor_add_out(o16, x16, y16));
+    printf("add_f16_out %.6f [16777216]\n", best);
+    TIME_OUT(best, tensor_exp_out(o, x));
+    printf("exp_f32_out %.6f [16777216]\n", best);
+    TIME_BEST(best, tensor_sum_all(x), tensor_f32_free);
+    printf("sum_f32 %.6f [16777216]\n", best);
+    TIME_BEST(best, tensor_sum(m, 0, false), tensor_f32_free);
+    printf("sum_dim0 %.6f [4096,4096]\n", best);
+    TIME_BEST(best, tensor_sum(m, 1, false), tensor_f32_free);
+    printf("sum_dim1 %.6f [4096,4096]\n", best);
+    TIME_BEST(best, tensor_softmax(m, -1), tensor_f32_free);
+    printf("softmax %.6f [4096,4096]\n", best);
+    TIME_BEST(best, tensor_matmul(a, b), tensor_f32_free);
+    printf("matmul_f32 %.6f [1024,1024]@[1024,1024]\n", best);
+    tensor_free(y);
+    tensor_free(o);
+    tensor_free(x16);
+    tensor_free(y16);
+    tensor_free(o16);
+    tensor_free(a);
+    tensor_free(b);
+}
+
 int main(int argc, char **argv)
 {
     const int64_t n = 16 * 1024 * 1024, side = 4096;
@@ -83,6 +140,7 @@ int main(int argc, char **argv)
     printf("transpose_copy %.6f [4096,4096]\n", best);
     TIME_BEST(best, tensor_clone(x), tensor_f32_free);
     printf("clone %.6f [16777216]\n", best);
+    bench_compute(argv[1], x, m);
 
     tensor_free(x);
     tensor_free(m);

@@ -24,8 +24,23 @@ CASES = {
     "to_bf16": (lambda d: d["x16m"].astype(np.float16), 1 / 5),  # numpy has no bf16: its f16 is the bar
     "transpose_copy": (lambda d: d["m4096"].T.copy(), 1 / 5),
     "clone": (lambda d: d["x16m"].copy(), None),
+    "add_f32_out": (lambda d: np.add(d["x16m"], d["y16m"], out=d["o16m"]), 1.0),
+    "add_f16_out": (lambda d: np.add(d["x16m_h"], d["y16m_h"], out=d["o16m_h"]), 0.1),
+    "exp_f32_out": (lambda d: np.exp(d["x16m"], out=d["o16m"]), 1.0),
+    "sum_f32": (lambda d: d["x16m"].sum(), 1.0),
+    "sum_dim0": (lambda d: d["m4096"].sum(axis=0), 1.0),
+    "sum_dim1": (lambda d: d["m4096"].sum(axis=1), 1.0),
+    "softmax": (lambda d: softmax(d["m4096"]), 0.5),
+    "matmul_f32": (lambda d: d["a1024"] @ d["b1024"], None),
 }
-INPUTS = {"x16m": (16777216,), "m4096": (4096, 4096)}
+INPUTS = {"x16m": (16777216,), "y16m": (16777216,), "m4096": (4096, 4096), "a1024": (1024, 1024),
+          "b1024": (1024, 1024)}
+
+
+def softmax(x):
+    """The issue's numpy expression for a row softmax."""
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
 
 
 def best_time(fn):
@@ -44,6 +59,9 @@ def main():
         run = subprocess.run([exe, tmp], check=True, capture_output=True, text=True)
         data = {name: np.fromfile(os.path.join(tmp, name + ".f32"), dtype="<f4").reshape(shape)
                 for name, shape in INPUTS.items()}
+        data["o16m"] = np.empty_like(data["x16m"])
+        for k in ("x16m", "y16m", "o16m"):
+            data[k + "_h"] = data[k].astype(np.float16)
         print(f"numpy {np.__version__}, {os.cpu_count()} cpus; best of {REPEATS}")
         print(f"{'benchmark':<16}{'tendo ms':>10}{'numpy ms':>10}{'ratio':>8}  target")
         for line in run.stdout.splitlines():

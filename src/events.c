@@ -121,6 +121,13 @@ const char *tendo_event_kind_str(tendo_event_kind k)
 
 static const tendo_tensor *erase(const tendo__tensor *t) { return (const tendo_tensor *)(const void *)t; }
 
+/* numel x element size, saturated (an expanded view can claim 2^62 elements). */
+static int64_t tensor_bytes(const tendo__tensor *t)
+{
+    int64_t bytes;
+    return __builtin_mul_overflow(t->numel, (int64_t)tendo_dtype_size(t->dtype), &bytes) ? INT64_MAX : bytes;
+}
+
 tendo__tensor *tendo__op_end_slow(tendo__op_scope s, const char *op, tendo__tensor *out,
                                   const tendo__tensor *a, const tendo__tensor *b)
 {
@@ -152,7 +159,7 @@ void tendo__emit_tensor_slow(tendo_event_kind kind, const tendo__tensor *t)
     e.op = "";
     e.dtype = t->dtype;
     e.device = e.to = t->storage->device;
-    e.bytes = t->numel * (int64_t)tendo_dtype_size(t->dtype);
+    e.bytes = tensor_bytes(t);
     e.output = erase(t);
     dispatch(&e);
 }
@@ -167,7 +174,7 @@ void tendo__emit_transfer_slow(const tendo__tensor *from, const tendo__tensor *t
     e.dtype = to->dtype;
     e.device = from->storage->device;
     e.to = to->storage->device;
-    e.bytes = to->numel * (int64_t)tendo_dtype_size(to->dtype);
+    e.bytes = tensor_bytes(to);
     e.ninputs = 1;
     e.inputs = inputs;
     e.output = erase(to);

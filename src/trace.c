@@ -16,6 +16,10 @@ typedef struct {
 } op_total;
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Serializes start/stop, held across (un)registering the observer.  Not
+ * trace_lock: the observer takes that under the registry's read lock, so
+ * holding it while waiting for the write lock could deadlock. */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static op_total totals[MAX_OPS];
 static int ntotals;
 static FILE *trace_lines;
@@ -65,16 +69,18 @@ int tendo_trace_start(FILE *f)
 {
     int id;
 
+    pthread_mutex_lock(&start_lock);
     pthread_mutex_lock(&trace_lock);
     trace_lines = f;
     id = trace_id;
     pthread_mutex_unlock(&trace_lock);
-    if (id > 0)
-        return id;
-    id = tendo_observe(trace_observer, NULL);
-    pthread_mutex_lock(&trace_lock);
-    trace_id = id;
-    pthread_mutex_unlock(&trace_lock);
+    if (id <= 0) {
+        id = tendo_observe(trace_observer, NULL);
+        pthread_mutex_lock(&trace_lock);
+        trace_id = id > 0 ? id : 0;
+        pthread_mutex_unlock(&trace_lock);
+    }
+    pthread_mutex_unlock(&start_lock);
     return id;
 }
 
@@ -82,6 +88,7 @@ void tendo_trace_stop(void)
 {
     int id;
 
+    pthread_mutex_lock(&start_lock);
     pthread_mutex_lock(&trace_lock);
     id = trace_id;
     trace_id = 0;
@@ -89,6 +96,7 @@ void tendo_trace_stop(void)
     pthread_mutex_unlock(&trace_lock);
     if (id > 0)
         tendo_unobserve(id);
+    pthread_mutex_unlock(&start_lock);
 }
 
 void tendo__trace_from_env(void)

@@ -4,3 +4,21 @@
 #include "tendo/core.h"
 
 const char *tendo_version(void) { return PACKAGE_VERSION; }
+
+#ifdef TENDO_HAVE_CBLAS
+#define BLAS_OPTION "blas=cblas"
+#else
+#define BLAS_OPTION "blas=none (built-in GEMM)"
+#endif
+#ifdef _OPENMP
+#define OPENMP_OPTION " openmp=yes"
+#else
+#define OPENMP_OPTION " openmp=no"
+#endif
+#if defined(TENDO_EVENTS) && !TENDO_EVENTS
+#define EVENTS_OPTION " events=no"
+#else
+#define EVENTS_OPTION " events=yes"
+#endif
+
+const char *tendo_build_options(void) { return BLAS_OPTION OPENMP_OPTION EVENTS_OPTION " cuda=no"; }

@@ -192,7 +192,9 @@ tendo__tensor *tendo__narrow(const tendo__tensor *t, int dim, int64_t start, int
     }
     memcpy(shape, t->shape, sizeof shape);
     shape[dim] = length;
-    return tendo__tensor_view(op, t, t->ndim, shape, t->stride, t->offset + start * t->stride[dim]);
+    /* an empty view keeps the offset: start*stride could point outside */
+    return tendo__tensor_view(op, t, t->ndim, shape, t->stride,
+                              length > 0 ? t->offset + start * t->stride[dim] : t->offset);
 }
 
 /* Python's rule for a slice bound: negative counts from the end, then clamp. */

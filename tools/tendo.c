@@ -35,6 +35,8 @@ static int info(void)
     int ndev = tendo_cuda_device_count();
 
     printf("tendo %s\n", tendo_version());
+    printf("build: %s\n", tendo_build_options());
+    printf("cpu threads: %d\n", tendo_get_num_threads());
     printf("dtypes:");
 #define PRINT_DTYPE(name, NAME, ct) printf(" %s(%zu bytes)", #name, tendo_dtype_size(TENDO_##NAME));
     TENDO_FOREACH_DTYPE(PRINT_DTYPE)
@@ -92,6 +94,26 @@ static int demo(void)
     tensor_print(r, stdout);
     printf("the same rounded to bf16 (8 significant bits):\n");
     tensor_print(h, stdout);
+
+    {
+        tensor_f32 *mm = tensor_matmul(m, t), *sm = tensor_softmax(m, -1), *sd = tensor_sum(m, 0, false);
+        if (!mm || !sm || !sd) {
+            failed("matmul/softmax/sum");
+            tensor_free(mm);
+            tensor_free(sm);
+            tensor_free(sd);
+            goto out;
+        }
+        printf("\nm @ m.T:\n");
+        tensor_print(mm, stdout);
+        printf("softmax(m, -1):\n");
+        tensor_print(sm, stdout);
+        printf("m.sum(0):\n");
+        tensor_print(sd, stdout);
+        tensor_free(mm);
+        tensor_free(sm);
+        tensor_free(sd);
+    }
 
     printf("\nan error, reported rather than aborted:\n");
     if (tensor_reshape(m, TENDO_SHAPE(5, -1)) == NULL)

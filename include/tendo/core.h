@@ -126,10 +126,22 @@ TENDO_API void tendo_pool_empty_cache(tendo_device d);
 /* Restarts peak_bytes_in_use of d's pool from the bytes in use now. */
 TENDO_API void tendo_pool_reset_peak(tendo_device d);
 
+/* ---- threads ------------------------------------------------------------ */
+
+/* Threads that CPU ops use above a size threshold (OpenMP); n <= 0 restores
+ * the default (the OpenMP default, usually the number of cores).  Results
+ * are identical for any count.  Without OpenMP, always 1. */
+TENDO_API void tendo_set_num_threads(int n);
+/* The number of threads CPU ops use. */
+TENDO_API int tendo_get_num_threads(void);
+
 /* ---- library information ---------------------------------------------- */
 
 /* The library's version string, e.g. "0.1.0". Static. */
 TENDO_API const char *tendo_version(void);
+/* How this build was configured, e.g. "blas=cblas openmp=yes events=yes
+ * cuda=no". Static. */
+TENDO_API const char *tendo_build_options(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,54 @@
+/* src/vmath.h - elementwise f32 math over contiguous arrays.
+ *
+ * Each tendo__v*_f32(x, y, n) sets y[i] = f(x[i]) for 0 <= i < n.  n may be
+ * 0; no alignment is assumed; y may equal x (in place), otherwise the two
+ * must not overlap.  On x86 with AVX2 and FMA the work is done 8 lanes at a
+ * time (the last n % 8 elements go through the same vector code via a
+ * small buffer, so a result never depends on where an element sits in the
+ * array); elsewhere the scalar functions below are used.  IEEE special
+ * values follow libm, NaN propagates, subnormals are neither flushed nor
+ * assumed away, and only the default rounding mode is relied on.
+ *
+ * The scalar functions tendo__*_f32(x) compute in double and round once;
+ * they are the portable fallback and the definition the vector code
+ * approximates (see src/vmath.c for the error bounds).
+ */
+#ifndef TENDO_SRC_VMATH_H
+#define TENDO_SRC_VMATH_H
+
+#include <stdint.h>
+
+void tendo__vexp_f32(const float *x, float *y, int64_t n);
+void tendo__vlog_f32(const float *x, float *y, int64_t n);
+void tendo__vtanh_f32(const float *x, float *y, int64_t n);
+/* 1/(1+exp(-x)) */
+void tendo__vsigmoid_f32(const float *x, float *y, int64_t n);
+/* x*sigmoid(x); silu(-inf) is -0, the limit. */
+void tendo__vsilu_f32(const float *x, float *y, int64_t n);
+/* 0.5*x*(1+erf(x/sqrt(2))), the exact (erf) form; gelu(-inf) is -0. */
+void tendo__vgelu_f32(const float *x, float *y, int64_t n);
+void tendo__vsin_f32(const float *x, float *y, int64_t n);
+void tendo__vcos_f32(const float *x, float *y, int64_t n);
+/* 1/sqrt(x): rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN, rsqrt(inf) = 0. */
+void tendo__vrsqrt_f32(const float *x, float *y, int64_t n);
+
+/* Scalar versions, same semantics (computed in double, rounded once). */
+float tendo__exp_f32(float x);
+float tendo__log_f32(float x);
+float tendo__tanh_f32(float x);
+float tendo__sigmoid_f32(float x);
+float tendo__silu_f32(float x);
+float tendo__gelu_f32(float x);
+float tendo__sin_f32(float x);
+float tendo__cos_f32(float x);
+float tendo__rsqrt_f32(float x);
+
+/* For tests: nonzero makes the tendo__v*_f32 loops use the scalar
+ * functions even where AVX2+FMA is available; zero restores the choice by
+ * CPU.  Not for concurrent use with the loops. */
+void tendo__vmath_force_scalar(int on);
+
+/* 1 when the tendo__v*_f32 loops currently take the AVX2+FMA code. */
+int tendo__vmath_uses_avx2(void);
+
+#endif

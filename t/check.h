@@ -1,0 +1,117 @@
+/* t/check.h - folding many element comparisons into one TAP line, for the
+ * compute tests (t/ops-body.h, t/reduce-body.h, t/nn-body.h): a t_check
+ * counts comparisons and mismatches and keeps the first mismatch, t_done
+ * reports them as one ok() with a diag() of that first mismatch. */
+#ifndef TENDO_T_CHECK_H
+#define TENDO_T_CHECK_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tap.h"
+
+/* Many element checks folded into one ok(): the count of mismatches and
+ * the first one. */
+typedef struct {
+    int64_t bad, n;
+    char first[512];
+} t_check;
+
+static inline bool t_close(double got, double want, double tol)
+{
+    if (isnan(want))
+        return isnan(got);
+    if (isnan(got))
+        return false;
+    if (isinf(want) || isinf(got))
+        return got == want;
+    return fabs(got - want) <= tol;
+}
+
+/* A failure that is not an element mismatch (a failed call, a shape). */
+static inline void TAP_PRINTF(2, 3) t_fail(t_check *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    c->n++;
+    if (c->bad++)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(c->first, sizeof c->first, fmt, ap);
+    va_end(ap);
+}
+
+static inline void t_elem(t_check *c, const char *what, int64_t i, double got, double want, double tol)
+{
+    c->n++;
+    if (t_close(got, want, tol))
+        return;
+    if (!c->bad++)
+        snprintf(c->first, sizeof c->first, "%s: element %lld: got %.9g, wanted %.9g (tolerance %.3g)", what,
+                 (long long)i, got, want, tol);
+}
+
+static inline bool TAP_PRINTF(2, 3) t_done(const t_check *c, const char *fmt, ...)
+{
+    char name[256];
+    va_list ap;
+    bool pass;
+
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    pass = ok(c->bad == 0 && c->n > 0, "%s (%lld checks)", name, (long long)c->n);
+    if (c->bad)
+        diag("%lld of %lld checks failed; first: %s", (long long)c->bad, (long long)c->n, c->first);
+    return pass;
+}
+
+static inline const char *t_shape_str(char *buf, size_t size, int nd, const int64_t *shape)
+{
+    size_t len = 0;
+
+    len += (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < nd && len < size; d++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? "," : "", (long long)shape[d]);
+    if (len < size)
+        snprintf(buf + len, size - len, "]");
+    return buf;
+}
+
+static inline int64_t t_numel(int nd, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= shape[d];
+    return n;
+}
+
+/* numpy broadcasting, done here independently of the library. */
+static inline bool t_bshape(int na, const int64_t *sa, int nb, const int64_t *sb, int *no, int64_t *so)
+{
+    int n = na > nb ? na : nb;
+
+    for (int i = 0; i < n; i++) {
+        int64_t x = i - (n - na) >= 0 ? sa[i - (n - na)] : 1, y = i - (n - nb) >= 0 ? sb[i - (n - nb)] : 1;
+        if (x != y && x != 1 && y != 1)
+            return false;
+        so[i] = x == 1 ? y : x;
+    }
+    *no = n;
+    return true;
+}
+
+/* The input layouts of t/layouts-body.h. */
+enum { L_CONTIG, L_TRANS, L_SLICED, L_EXPAND, L_FLIP, L_COUNT };
+static const char *const t_layout[L_COUNT] = {"contiguous", "transposed", "sliced", "expanded", "flipped"};
+
+static inline bool t_same_shape(int na, const int64_t *a, int nb, const int64_t *b)
+{
+    return na == nb && (na == 0 || memcmp(a, b, (size_t)na * sizeof *a) == 0);
+}
+
+#endif

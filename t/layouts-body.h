@@ -1,0 +1,49 @@
+/* t/layouts-body.h - the input layouts the compute tests run every op on,
+ * per dtype (included by t/each-dtype.h; see t/dt.h and t/check.h). */
+
+/* A view of base (which it takes over) with the given shape in one of the
+ * layouts; base was made with the shape that layout needs (transposed:
+ * first and last dims swapped; sliced: last dim 2n+1 taken with step 2, first
+ * 3n+2 with step 3; expanded: size 1 where the shape broadcasts; flipped:
+ * the shape itself, read backwards along the first and last dims). */
+static TT *DTFN(layout_view)(TT *base, int layout, int nd, const int64_t *shape)
+{
+    TT *v = NULL, *t1;
+
+    switch (layout) {
+    case L_CONTIG:
+        return base;
+    case L_TRANS:
+        v = tensor_transpose(base, 0, nd - 1);
+        break;
+    case L_SLICED:
+        t1 = tensor_slice(base, nd - 1, 1, 2 * shape[nd - 1] + 1, 2);
+        v = nd >= 2 ? tensor_slice(t1, 0, 2, 3 * shape[0] + 2, 3) : t1;
+        if (nd >= 2)
+            tensor_free(t1);
+        break;
+    case L_EXPAND:
+        v = tensor_expand(base, nd, shape);
+        break;
+    case L_FLIP:
+        t1 = tensor_flip(base, nd - 1);
+        v = nd >= 2 ? tensor_flip(t1, 0) : t1;
+        if (nd >= 2)
+            tensor_free(t1);
+        break;
+    }
+    tensor_free(base);
+    if (!v || !t_same_shape(tensor_ndim(v), tensor_shape(v), nd, shape))
+        bail("making a %s view failed: %s", t_layout[layout], tendo_error_message(tendo_last_error()));
+    return v;
+}
+
+/* Raw elements of t (row-major), for bitwise comparisons; the caller frees. */
+static E *DTFN(raw)(const TT *t)
+{
+    int64_t n = tensor_numel(t);
+    E *r = malloc((size_t)(n ? n : 1) * sizeof *r);
+    if (!r || tensor_copy_to(t, r, n) != TENDO_OK)
+        bail("copy_to failed: %s", tendo_error_message(tendo_last_error()));
+    return r;
+}

@@ -1,0 +1,1036 @@
+/* t/ops-body.h - elementwise ops against double references, per dtype.
+ *
+ * Every binary op (op, op_out, op_scalar), every unary op (op, op_out) and
+ * clamp, on contiguous, transposed, sliced-with-step, expanded (stride 0)
+ * and flipped (negative stride) inputs, over several broadcast patterns.
+ * The reference is computed in double from the inputs' exact values (read
+ * back through copy_to), and each element must be within a tolerance:
+ *
+ *   tol = rel * 2^-23 * |want| + abs * 2^-23 * scale(x)          (the f32 part)
+ *       + DT_ULP * |want|                                        (16-bit dtypes)
+ *       + the dtype's smallest subnormal + rel * 2^-149           (subnormal results)
+ *
+ * where rel/abs are per op (see t_binops/t_unops): exact ops (neg, abs,
+ * relu, maximum, minimum, clamp) must be exact; correctly rounded f32 ops
+ * (add, sub, mul, div, sqrt) get 1 ulp; transcendental ones a few ulp. A
+ * 16-bit result is computed in float and rounded once, so it may be off
+ * by at most half an ulp of the dtype plus the f32 error: DT_ULP = 2^(1-p)
+ * relative covers both with room to spare.  NaN passes only where the
+ * reference is NaN, infinities only when equal.  Outputs of _out calls are
+ * NaN-filled first, so an element left unwritten fails.
+ * Included by t/each-dtype.h; see t/dt.h. */
+
+#ifndef T_OPS_BODY_ONCE
+#define T_OPS_BODY_ONCE
+
+#include "check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define T_U23 0x1p-23 /* one f32 ulp, relative */
+
+/* Row-major index into an input of shape (ind, ish) that broadcasts to the
+ * output element `flat` of shape (ond, osh). */
+static int64_t t_bcast(int ond, const int64_t *osh, int ind, const int64_t *ish, int64_t flat)
+{
+    int64_t idx = 0, mul = 1;
+
+    for (int d = ond - 1; d >= 0; d--) {
+        int64_t i = flat % osh[d];
+        int di = d - (ond - ind);
+
+        flat /= osh[d];
+        if (di >= 0) {
+            if (ish[di] != 1)
+                idx += i * mul;
+            mul *= ish[di];
+        }
+    }
+    return idx;
+}
+
+/* ---- the ops and their references ---------------------------------------------- */
+
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAXIMUM, B_MINIMUM, B_COUNT };
+
+/* Input ranges (b avoids |b| < bmin), scalars for _scalar, and the f32
+ * tolerance in f32 ulps: rel * |want| + abs * max(|a|, |b|, 1). */
+static const struct t_binop {
+    const char *name;
+    double alo, ahi, blo, bhi, bmin;
+    double s[3];
+    double rel, abs;
+} t_binops[B_COUNT] = {
+    {"add", -4, 4, -4, 4, 0, {2.5, -0.1, 1e-3}, 1, 0},
+    {"sub", -4, 4, -4, 4, 0, {2.5, -0.1, 3}, 1, 0},
+    {"mul", -4, 4, -4, 4, 0, {-1.5, 0.1, 3}, 1, 0},
+    {"div", -4, 4, -4, 4, 0.25, {0.25, -3, 0.1}, 1, 0},
+    /* powf is within 1 ulp in glibc; allow 4 */
+    {"pow", 0.25, 4, -3, 3, 0, {2, 0.5, -1.5}, 4, 0},
+    {"maximum", -4, 4, -4, 4, 0, {0, -1.25, NAN}, 0, 0},
+    {"minimum", -4, 4, -4, 4, 0, {0, 1.25, NAN}, 0, 0},
+};
+
+static double t_ref_binary(int op, double a, double b)
+{
+    switch (op) {
+    case B_ADD: return a + b;
+    case B_SUB: return a - b;
+    case B_MUL: return a * b;
+    case B_DIV: return a / b;
+    case B_POW: return pow(a, b);
+    case B_MAXIMUM: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+    case B_MINIMUM: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+    }
+    return NAN;
+}
+
+enum { U_NEG, U_ABS, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID, U_RELU, U_GELU, U_SILU, U_COUNT };
+
+/* scale of the absolute tolerance term: none, or |x| */
+enum { S_NONE, S_X };
+
+/* Input range and the f32 tolerance: rel f32 ulps of |want| plus abs f32
+ * ulps of scale(x).  Inputs are dense for the vector (src/vmath.h) paths
+ * and strided for the scalar expressions of gen/ops.toml; both must meet
+ * it.
+ * - exp, log, rsqrt, sin, cos, tanh: 4 ulp relative (src/vmath.c states
+ *   < 1 ulp, < 2 for tanh; glibc's float functions are as good).
+ * - sigmoid = 1/(1+exp(-x)), silu = x/(1+exp(-x)): 6 ulp (exp's error plus
+ *   two roundings; vmath states < 2 and < 3).
+ * - gelu = x/2 (1 + erf(x/sqrt2)): 6 ulp, plus 8 ulp of |x| absolute,
+ *   because the scalar expression's 1 + erff(..) cancels for x < 0 (the
+ *   vector form uses erfc and needs no such slack).  The reference uses
+ *   erfc, which does not cancel. */
+static const struct t_unop {
+    const char *name;
+    double lo, hi;
+    double rel, abs;
+    int scale;
+} t_unops[U_COUNT] = {
+    {"neg", -6, 6, 0, 0, S_NONE},
+    {"abs", -6, 6, 0, 0, S_NONE},
+    {"exp", -8, 8, 4, 0, S_NONE},
+    {"log", 0x1p-6, 64, 4, 0, S_NONE},
+    {"sqrt", 0x1p-6, 64, 1, 0, S_NONE},
+    {"rsqrt", 0x1p-6, 64, 4, 0, S_NONE},
+    {"sin", -10, 10, 4, 0, S_NONE},
+    {"cos", -10, 10, 4, 0, S_NONE},
+    {"tanh", -6, 6, 4, 0, S_NONE},
+    {"sigmoid", -12, 12, 6, 0, S_NONE},
+    {"relu", -6, 6, 0, 0, S_NONE},
+    {"gelu", -6, 6, 6, 8, S_X},
+    {"silu", -12, 12, 6, 0, S_NONE},
+};
+
+static double t_ref_unary(int op, double a)
+{
+    switch (op) {
+    case U_NEG: return -a;
+    case U_ABS: return fabs(a);
+    case U_EXP: return exp(a);
+    case U_LOG: return log(a);
+    case U_SQRT: return sqrt(a);
+    case U_RSQRT: return 1.0 / sqrt(a);
+    case U_SIN: return sin(a);
+    case U_COS: return cos(a);
+    case U_TANH: return tanh(a);
+    case U_SIGMOID: return 1.0 / (1.0 + exp(-a));
+    case U_RELU: return isnan(a) ? a : a > 0 ? a : 0.0;
+    case U_GELU: return 0.5 * a * erfc(-a / sqrt(2.0)); /* = 1 + erf(a/sqrt2), without cancelling */
+    case U_SILU: return a / (1.0 + exp(-a));
+    }
+    return NAN;
+}
+
+static double t_scale(int scale, double x) { return scale == S_X && isfinite(x) ? fabs(x) : 0; }
+
+/* Shapes of the broadcast patterns: a's, then b's. */
+static const struct t_pattern {
+    int na;
+    int64_t a[3];
+    int nb;
+    int64_t b[3];
+} t_patterns[] = {
+    {2, {7, 5}, 2, {7, 5}},       /* same shape */
+    {2, {7, 5}, 1, {5}},          /* a row */
+    {2, {7, 1}, 2, {1, 5}},       /* outer product */
+    {2, {7, 5}, 0, {0}},          /* a 0-d tensor */
+    {3, {3, 7, 5}, 2, {7, 5}},    /* 3-D with 2-D */
+    {1, {5}, 3, {3, 7, 5}},       /* the broadcast one first */
+    {2, {40, 30}, 2, {40, 30}},   /* several 256-element chunks */
+    {2, {40, 30}, 1, {30}},
+};
+#define T_NPATTERNS ((int)(sizeof t_patterns / sizeof t_patterns[0]))
+
+/* Shapes for unary ops, _scalar and clamp. */
+static const struct t_ushape {
+    int n;
+    int64_t s[3];
+} t_ushapes[] = {
+    {0, {0}}, {1, {1}}, {1, {35}}, {2, {7, 5}}, {2, {40, 30}}, {3, {3, 4, 5}}, {2, {0, 5}},
+};
+#define T_NUSHAPES ((int)(sizeof t_ushapes / sizeof t_ushapes[0]))
+
+#endif /* T_OPS_BODY_ONCE */
+
+/* ---- per dtype ------------------------------------------------------------------- */
+
+/* The dtype's smallest positive (subnormal) value: its absolute rounding
+ * step near 0. */
+static double DTFN(tiny)(void)
+{
+    static double x = 0;
+    if (x == 0)
+        for (x = 1; x / 2 > 0 && E_TO_DOUBLE(E_FROM_DOUBLE(x / 2)) == x / 2;)
+            x /= 2;
+    return x;
+}
+
+/* Tolerance for one element (see the top of this file); results in the
+ * subnormal range are allowed rel f32 subnormal steps (2^-149) and one
+ * step of the dtype. */
+static double DTFN(tol)(double rel, double abs, double scale, double want)
+{
+    double t;
+
+    if (rel == 0 && abs == 0)
+        return 0; /* exact ops stay exact in every dtype */
+    t = rel * T_U23 * fabs(want) + abs * T_U23 * scale + rel * 0x1p-149 + DTFN(tiny)();
+    if (DT_MANTISSA_BITS < 24)
+        t += DT_ULP * fabs(want);
+    return t;
+}
+
+/* want rounded to the dtype when that overflows (exp(20) in f16 is inf). */
+static double DTFN(fit)(double want)
+{
+    double r = E_TO_DOUBLE(E_FROM_DOUBLE(want));
+    return isinf(r) && !isinf(want) ? r : want;
+}
+
+static double DTFN(rand_val)(uint64_t *rng, double lo, double hi, double minabs)
+{
+    double v = t_rand_range(rng, lo, hi);
+    if (fabs(v) < minabs)
+        v = v < 0 ? v - minabs : v + minabs;
+    return v;
+}
+
+/* A view of the given layout and shape.  Its base holds random values in
+ * [lo, hi) (|v| >= minabs; every nan_every-th one NaN when nan_every > 0),
+ * or NaN everywhere when poison is set (for outputs). */
+static TT *DTFN(make)(int layout, int nd, const int64_t *shape, uint64_t *rng, double lo, double hi, double minabs,
+                      int nan_every, bool poison)
+{
+    int64_t bshape[TENDO_MAX_DIMS];
+    int64_t n;
+    TT *base;
+
+    memcpy(bshape, shape, (size_t)nd * sizeof *shape);
+    if (nd == 0)
+        layout = L_CONTIG;
+    if (layout == L_TRANS && nd < 2)
+        layout = L_CONTIG; /* a 1-D transpose is the tensor itself */
+    if (layout == L_TRANS) {
+        bshape[0] = shape[nd - 1];
+        bshape[nd - 1] = shape[0];
+    } else if (layout == L_SLICED) {
+        bshape[nd - 1] = 2 * shape[nd - 1] + 1;
+        if (nd >= 2)
+            bshape[0] = 3 * shape[0] + 2;
+    } else if (layout == L_EXPAND) {
+        bshape[nd - 1] = 1;
+    }
+    n = t_numel(nd, bshape);
+    if (poison) {
+        base = TFN(full)(nd, bshape, NAN, tendo_cpu());
+    } else {
+        E *raw = malloc((size_t)(n ? n : 1) * sizeof *raw);
+        if (!raw)
+            bail("out of memory");
+        for (int64_t i = 0; i < n; i++)
+            raw[i] = E_FROM_DOUBLE(nan_every > 0 && i % nan_every == nan_every / 2
+                                       ? NAN
+                                       : DTFN(rand_val)(rng, lo, hi, minabs));
+        base = TFN(from_data)(raw, nd, bshape, tendo_cpu());
+        free(raw);
+    }
+    if (!base)
+        bail("creating a base tensor failed: %s", tendo_error_message(tendo_last_error()));
+    return DTFN(layout_view)(base, layout, nd, shape);
+}
+
+/* The generic front, one op at a time. */
+static TT *DTFN(binary)(int op, const TT *a, const TT *b)
+{
+    switch (op) {
+    case B_ADD: return tensor_add(a, b);
+    case B_SUB: return tensor_sub(a, b);
+    case B_MUL: return tensor_mul(a, b);
+    case B_DIV: return tensor_div(a, b);
+    case B_POW: return tensor_pow(a, b);
+    case B_MAXIMUM: return tensor_maximum(a, b);
+    case B_MINIMUM: return tensor_minimum(a, b);
+    }
+    return NULL;
+}
+
+static tendo_status DTFN(binary_out)(int op, TT *out, const TT *a, const TT *b)
+{
+    switch (op) {
+    case B_ADD: return tensor_add_out(out, a, b);
+    case B_SUB: return tensor_sub_out(out, a, b);
+    case B_MUL: return tensor_mul_out(out, a, b);
+    case B_DIV: return tensor_div_out(out, a, b);
+    case B_POW: return tensor_pow_out(out, a, b);
+    case B_MAXIMUM: return tensor_maximum_out(out, a, b);
+    case B_MINIMUM: return tensor_minimum_out(out, a, b);
+    }
+    return TENDO_ERR_INVALID_ARG;
+}
+
+static TT *DTFN(binary_scalar)(int op, const TT *a, double s)
+{
+    switch (op) {
+    case B_ADD: return tensor_add_scalar(a, s);
+    case B_SUB: return tensor_sub_scalar(a, s);
+    case B_MUL: return tensor_mul_scalar(a, s);
+    case B_DIV: return tensor_div_scalar(a, s);
+    case B_POW: return tensor_pow_scalar(a, s);
+    case B_MAXIMUM: return tensor_maximum_scalar(a, s);
+    case B_MINIMUM: return tensor_minimum_scalar(a, s);
+    }
+    return NULL;
+}
+
+static TT *DTFN(unary)(int op, const TT *a)
+{
+    switch (op) {
+    case U_NEG: return tensor_neg(a);
+    case U_ABS: return tensor_abs(a);
+    case U_EXP: return tensor_exp(a);
+    case U_LOG: return tensor_log(a);
+    case U_SQRT: return tensor_sqrt(a);
+    case U_RSQRT: return tensor_rsqrt(a);
+    case U_SIN: return tensor_sin(a);
+    case U_COS: return tensor_cos(a);
+    case U_TANH: return tensor_tanh(a);
+    case U_SIGMOID: return tensor_sigmoid(a);
+    case U_RELU: return tensor_relu(a);
+    case U_GELU: return tensor_gelu(a);
+    case U_SILU: return tensor_silu(a);
+    }
+    return NULL;
+}
+
+static tendo_status DTFN(unary_out)(int op, TT *out, const TT *a)
+{
+    switch (op) {
+    case U_NEG: return tensor_neg_out(out, a);
+    case U_ABS: return tensor_abs_out(out, a);
+    case U_EXP: return tensor_exp_out(out, a);
+    case U_LOG: return tensor_log_out(out, a);
+    case U_SQRT: return tensor_sqrt_out(out, a);
+    case U_RSQRT: return tensor_rsqrt_out(out, a);
+    case U_SIN: return tensor_sin_out(out, a);
+    case U_COS: return tensor_cos_out(out, a);
+    case U_TANH: return tensor_tanh_out(out, a);
+    case U_SIGMOID: return tensor_sigmoid_out(out, a);
+    case U_RELU: return tensor_relu_out(out, a);
+    case U_GELU: return tensor_gelu_out(out, a);
+    case U_SILU: return tensor_silu_out(out, a);
+    }
+    return TENDO_ERR_INVALID_ARG;
+}
+
+/* An output layout for _out calls: contiguous, transposed, sliced or
+ * flipped (an expanded out is refused; see test_out_errors). */
+static int DTFN(out_layout)(int k)
+{
+    static const int l[4] = {L_CONTIG, L_TRANS, L_SLICED, L_FLIP};
+    return l[k % 4];
+}
+
+/* Checks result r (shape nd/shape) of binary op on a (values av) and b
+ * (values bv) against the double reference. */
+static void DTFN(check_binary)(t_check *c, const char *what, int op, const TT *r, int na, const int64_t *sa,
+                               const double *av, int nb, const int64_t *sb, const double *bv, int no,
+                               const int64_t *so)
+{
+    const struct t_binop *o = &t_binops[op];
+    char s1[64], s2[64];
+    double *rv;
+
+    if (!t_same_shape(tensor_ndim(r), tensor_shape(r), no, so)) {
+        t_fail(c, "%s: result has shape %s, wanted %s", what, t_shape_str(s1, sizeof s1, tensor_ndim(r), tensor_shape(r)),
+               t_shape_str(s2, sizeof s2, no, so));
+        return;
+    }
+    rv = DTFN(values)(r);
+    for (int64_t i = 0; i < t_numel(no, so); i++) {
+        double x = av[t_bcast(no, so, na, sa, i)], y = bv[t_bcast(no, so, nb, sb, i)];
+        double want = DTFN(fit)(t_ref_binary(op, x, y));
+        double sc = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
+        t_elem(c, what, i, rv[i], want, DTFN(tol)(o->rel, o->abs, sc > 1 ? sc : 1, want));
+    }
+    free(rv);
+}
+
+/* op(a, b) and op_out(out, a, b) over every broadcast pattern and every
+ * pair of input layouts; a few NaNs in the inputs must propagate. */
+static void DTFN(test_binary)(int op)
+{
+    const struct t_binop *o = &t_binops[op];
+
+    for (int form = 0; form < 2; form++) {
+        t_check c = {0};
+        for (int p = 0; p < T_NPATTERNS; p++) {
+            const struct t_pattern *pt = &t_patterns[p];
+            int no = 0;
+            int64_t so[TENDO_MAX_DIMS];
+
+            if (!t_bshape(pt->na, pt->a, pt->nb, pt->b, &no, so))
+                bail("bad pattern %d", p);
+            for (int la = 0; la < L_COUNT; la++)
+                for (int lb = 0; lb < L_COUNT; lb++) {
+                    uint64_t rng = 0x5eed0000u + (uint64_t)(op * 1000 + p * 100 + la * 10 + lb) * 7919u;
+                    TT *a = DTFN(make)(la, pt->na, pt->a, &rng, o->alo, o->ahi, 0, 23, false);
+                    TT *b = DTFN(make)(lb, pt->nb, pt->b, &rng, o->blo, o->bhi, o->bmin, 29, false);
+                    double *av = DTFN(values)(a), *bv = DTFN(values)(b);
+                    char what[160], s1[64], s2[64];
+                    TT *r = NULL;
+                    tendo_status st = TENDO_OK;
+
+                    snprintf(what, sizeof what, "%s a %s %s, b %s %s", form ? "out" : "new",
+                             t_shape_str(s1, sizeof s1, pt->na, pt->a), t_layout[la],
+                             t_shape_str(s2, sizeof s2, pt->nb, pt->b), t_layout[lb]);
+                    if (form == 0) {
+                        r = DTFN(binary)(op, a, b);
+                    } else {
+                        r = DTFN(make)(DTFN(out_layout)(la + lb), no, so, &rng, 0, 0, 0, 0, true);
+                        st = DTFN(binary_out)(op, r, a, b);
+                    }
+                    if (!r || st != TENDO_OK)
+                        t_fail(&c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
+                    else
+                        DTFN(check_binary)(&c, what, op, r, pt->na, pt->a, av, pt->nb, pt->b, bv, no, so);
+                    tensor_free(r);
+                    tensor_free(a);
+                    tensor_free(b);
+                    free(av);
+                    free(bv);
+                }
+        }
+        t_done(&c, "%s %s%s: %d broadcast patterns x %d x %d layouts", DT_NAME, o->name, form ? "_out" : "",
+               T_NPATTERNS, L_COUNT, L_COUNT);
+    }
+}
+
+/* op_scalar(a, s): s is converted to float (the compute type), not to
+ * the dtype, so the reference uses (float)s. */
+static void DTFN(test_binary_scalar)(int op)
+{
+    const struct t_binop *o = &t_binops[op];
+    t_check c = {0};
+
+    for (int sh = 0; sh < T_NUSHAPES; sh++)
+        for (int l = 0; l < L_COUNT; l++)
+            for (int k = 0; k < 3; k++) {
+                const struct t_ushape *u = &t_ushapes[sh];
+                uint64_t rng = 0xabcdefu + (uint64_t)(op * 1000 + sh * 100 + l * 10 + k);
+                TT *a = DTFN(make)(l, u->n, u->s, &rng, op == B_POW ? -4 : o->alo, o->ahi, 0, 31, false);
+                double s = (double)(float)o->s[k], *av = DTFN(values)(a);
+                TT *r = DTFN(binary_scalar)(op, a, o->s[k]);
+                char what[160], s1[64];
+
+                snprintf(what, sizeof what, "a %s %s, s %g", t_shape_str(s1, sizeof s1, u->n, u->s), t_layout[l],
+                         o->s[k]);
+                if (!r)
+                    t_fail(&c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
+                else
+                    DTFN(check_binary)(&c, what, op, r, u->n, u->s, av, 0, NULL, &s, u->n, u->s);
+                tensor_free(r);
+                tensor_free(a);
+                free(av);
+            }
+    t_done(&c, "%s %s_scalar: %d shapes x %d layouts x 3 scalars", DT_NAME, o->name, T_NUSHAPES, L_COUNT);
+}
+
+/* op_out with out == a and with out == b (the same view: in place). */
+static void DTFN(test_binary_inplace)(int op)
+{
+    const struct t_binop *o = &t_binops[op];
+    t_check c = {0};
+
+    for (int p = 0; p < T_NPATTERNS; p++) {
+        const struct t_pattern *pt = &t_patterns[p];
+        int no = 0;
+        int64_t so[TENDO_MAX_DIMS];
+
+        t_bshape(pt->na, pt->a, pt->nb, pt->b, &no, so);
+        for (int l = 0; l < L_COUNT; l++)
+            for (int which = 0; which < 3; which++) {
+                /* the written operand must have the result's shape and must
+                 * not be expanded (an out with repeated elements is refused);
+                 * which == 2: out, a and b all the same tensor */
+                bool into_a = which != 1;
+                uint64_t rng = 0x1f2e3d + (uint64_t)(op * 1000 + p * 100 + l * 10 + which);
+                TT *a, *b;
+                double *av, *bv;
+                char what[160], s1[64], s2[64];
+                tendo_status st;
+
+                if (l == L_EXPAND || !t_same_shape(into_a ? pt->na : pt->nb, into_a ? pt->a : pt->b, no, so) ||
+                    (which == 2 && !t_same_shape(pt->na, pt->a, pt->nb, pt->b)))
+                    continue;
+                /* the written operand in layout l, the other one in another */
+                a = DTFN(make)(into_a ? l : (l + 2) % L_COUNT, pt->na, pt->a, &rng, o->alo, o->ahi, 0, 0, false);
+                b = DTFN(make)(into_a ? (l + 2) % L_COUNT : l, pt->nb, pt->b, &rng, o->blo, o->bhi, o->bmin, 0, false);
+                if (which == 2) { /* op(a, a) into a; the pow base in the exponent's range too */
+                    tensor_free(b);
+                    b = a;
+                }
+                av = DTFN(values)(a);
+                bv = DTFN(values)(b);
+                snprintf(what, sizeof what, "out = %s, a %s, b %s, %s", which == 2 ? "a = b" : into_a ? "a" : "b",
+                         t_shape_str(s1, sizeof s1, pt->na, pt->a), t_shape_str(s2, sizeof s2, pt->nb, pt->b),
+                         t_layout[l]);
+                st = DTFN(binary_out)(op, into_a ? a : b, a, b);
+                if (st != TENDO_OK)
+                    t_fail(&c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
+                else
+                    DTFN(check_binary)(&c, what, op, into_a ? a : b, pt->na, pt->a, av, pt->nb, pt->b, bv, no, so);
+                if (b != a)
+                    tensor_free(b);
+                tensor_free(a);
+                free(av);
+                free(bv);
+            }
+    }
+    t_done(&c, "%s %s_out in place (out is a, out is b, out is a is b)", DT_NAME, o->name);
+}
+
+static void DTFN(check_unary)(t_check *c, const char *what, int op, const TT *r, int n, const int64_t *s,
+                              const double *av)
+{
+    const struct t_unop *o = &t_unops[op];
+    char s1[64], s2[64];
+    double *rv;
+
+    if (!t_same_shape(tensor_ndim(r), tensor_shape(r), n, s)) {
+        t_fail(c, "%s: result has shape %s, wanted %s", what, t_shape_str(s1, sizeof s1, tensor_ndim(r), tensor_shape(r)),
+               t_shape_str(s2, sizeof s2, n, s));
+        return;
+    }
+    rv = DTFN(values)(r);
+    for (int64_t i = 0; i < t_numel(n, s); i++) {
+        double want = DTFN(fit)(t_ref_unary(op, av[i]));
+        /* gelu(-inf) and silu(-inf): -inf * 0 in the formulas; the limit -0,
+         * as src/vmath.h documents (0 passes too) */
+        if ((op == U_GELU || op == U_SILU) && av[i] == -INFINITY)
+            want = -0.0;
+        t_elem(c, what, i, rv[i], want, DTFN(tol)(o->rel, o->abs, t_scale(o->scale, av[i]), want));
+    }
+    free(rv);
+}
+
+/* op(a), op_out(out, a) and op_out(a, a) over shapes and layouts. */
+static void DTFN(test_unary)(int op)
+{
+    const struct t_unop *o = &t_unops[op];
+
+    for (int form = 0; form < 3; form++) {
+        t_check c = {0};
+        for (int sh = 0; sh < T_NUSHAPES; sh++)
+            for (int l = 0; l < L_COUNT; l++) {
+                const struct t_ushape *u = &t_ushapes[sh];
+                uint64_t rng = 0x77aa55u + (uint64_t)(op * 1000 + sh * 100 + l * 10 + form);
+                TT *a, *r = NULL;
+                double *av;
+                char what[160], s1[64];
+                tendo_status st = TENDO_OK;
+
+                if (form == 2 && l == L_EXPAND)
+                    continue;
+                a = DTFN(make)(l, u->n, u->s, &rng, o->lo, o->hi, 0, 19, false);
+                av = DTFN(values)(a);
+                snprintf(what, sizeof what, "%s a %s %s", form == 0 ? "new" : form == 1 ? "out" : "in place",
+                         t_shape_str(s1, sizeof s1, u->n, u->s), t_layout[l]);
+                if (form == 0) {
+                    r = DTFN(unary)(op, a);
+                } else if (form == 1) {
+                    r = DTFN(make)(DTFN(out_layout)(l + sh), u->n, u->s, &rng, 0, 0, 0, 0, true);
+                    st = DTFN(unary_out)(op, r, a);
+                } else {
+                    st = DTFN(unary_out)(op, a, a);
+                }
+                if ((form != 2 && !r) || st != TENDO_OK)
+                    t_fail(&c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
+                else
+                    DTFN(check_unary)(&c, what, op, form == 2 ? a : r, u->n, u->s, av);
+                tensor_free(r);
+                tensor_free(a);
+                free(av);
+            }
+        t_done(&c, "%s %s%s: %d shapes x %d layouts", DT_NAME, o->name,
+               form == 0 ? "" : form == 1 ? "_out" : "_out in place", T_NUSHAPES, L_COUNT);
+    }
+}
+
+/* Special inputs (zeros, infinities, NaN, large magnitudes), dense (the
+ * vector routines) and flipped (the scalar expressions): one function
+ * whatever the layout, so both must match the reference. */
+static void DTFN(test_unary_special)(int op)
+{
+    static const double sp[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 20.0, -20.0, 10.0, -10.0, INFINITY, -INFINITY,
+                                NAN, 3.0, -3.0, 0.125, 100.0, -100.0};
+    const int n = (int)(sizeof sp / sizeof sp[0]);
+    const struct t_unop *o = &t_unops[op];
+    t_check c = {0};
+    E raw[sizeof sp / sizeof sp[0]];
+    int m = 0;
+
+    for (int i = 0; i < n; i++)
+        raw[m++] = E_FROM_DOUBLE(sp[i]);
+    /* dense in and out; flipped in; flipped in and out (16-bit dtypes take
+     * the scalar expression only for a strided out) */
+    for (int pass = 0; pass < 3; pass++) {
+        static const char *what[3] = {"dense", "flipped", "flipped, into a flipped out"};
+        TT *a = TFN(from_data)(raw, 1, (const int64_t[]){m}, tendo_cpu());
+        TT *v = pass ? tensor_flip(a, 0) : tensor_clone(a);
+        TT *r = NULL;
+        double *av = DTFN(values)(v);
+        bool good;
+
+        if (pass < 2) {
+            good = (r = DTFN(unary)(op, v)) != NULL;
+        } else {
+            TT *o = TFN(full)(1, (const int64_t[]){m}, NAN, tendo_cpu());
+            r = tensor_flip(o, 0);
+            tensor_free(o);
+            good = DTFN(unary_out)(op, r, v) == TENDO_OK;
+        }
+        if (!good)
+            t_fail(&c, "%s: failed: %s", what[pass], tendo_error_message(tendo_last_error()));
+        else
+            DTFN(check_unary)(&c, what[pass], op, r, 1, (const int64_t[]){m}, av);
+        free(av);
+        tensor_free(r);
+        tensor_free(v);
+        tensor_free(a);
+    }
+    t_done(&c, "%s %s of 0, -0, +-1, +-20, +-inf, NaN, +-100...", DT_NAME, o->name);
+}
+
+/* The semantics the issue names, on exact values. */
+static void DTFN(test_semantics)(void)
+{
+    const double pa[] = {-2, -2, -2, 2, 0, -0.5, 4, -8, 1, 2};
+    const double pb[] = {0.5, 3, 2, -1, 0, 2, 0.5, 1.0 / 3.0, NAN, -2};
+    const double pw[] = {NAN, -8, 4, 0.5, 1, 0.25, 2, NAN, 1, 0.25};
+    const double ma[] = {NAN, 1, NAN, -INFINITY, INFINITY, 3, -2};
+    const double mb[] = {1, NAN, NAN, 0, 5, -INFINITY, -2};
+    E ra[16], rb[16];
+    t_check c = {0}, cm = {0};
+    TT *a, *b, *r;
+    double *v;
+
+    /* pow: negative base with a non-integer exponent is NaN, with an
+     * integer one the signed power; pow(1, NaN) = 1 like C and PyTorch */
+    for (int i = 0; i < 10; i++) {
+        ra[i] = E_FROM_DOUBLE(pa[i]);
+        rb[i] = E_FROM_DOUBLE(pb[i]);
+    }
+    a = TFN(from_data)(ra, 1, (const int64_t[]){10}, tendo_cpu());
+    b = TFN(from_data)(rb, 1, (const int64_t[]){10}, tendo_cpu());
+    r = tensor_pow(a, b);
+    v = r ? DTFN(values)(r) : NULL;
+    for (int i = 0; v && i < 10; i++) {
+        /* -8^(1/3) in the dtype: 1/3 rounded, still not an integer: NaN */
+        t_elem(&c, "pow", i, v[i], pw[i], DTFN(tol)(4, 0, 0, pw[i]));
+    }
+    if (!v)
+        t_fail(&c, "pow failed: %s", tendo_error_message(tendo_last_error()));
+    free(v);
+    tensor_free(r);
+    r = tensor_pow_scalar(a, 3);
+    v = r ? DTFN(values)(r) : NULL;
+    for (int i = 0; v && i < 10; i++)
+        t_elem(&c, "pow_scalar 3", i, v[i], pa[i] * pa[i] * pa[i], DTFN(tol)(4, 0, 0, pa[i] * pa[i] * pa[i]));
+    free(v);
+    tensor_free(r);
+    r = tensor_pow_scalar(a, 0.5);
+    v = r ? DTFN(values)(r) : NULL;
+    for (int i = 0; v && i < 10; i++)
+        t_elem(&c, "pow_scalar 0.5", i, v[i], sqrt(pa[i]), DTFN(tol)(4, 0, 0, sqrt(pa[i])));
+    free(v);
+    tensor_free(r);
+    tensor_free(a);
+    tensor_free(b);
+    t_done(&c, "%s pow(-2, 0.5) is NaN, pow(-2, 3) = -8, pow(x, 0) = 1", DT_NAME);
+
+    /* maximum/minimum: a NaN on either side wins; infinities order */
+    for (int i = 0; i < 7; i++) {
+        ra[i] = E_FROM_DOUBLE(ma[i]);
+        rb[i] = E_FROM_DOUBLE(mb[i]);
+    }
+    a = TFN(from_data)(ra, 1, (const int64_t[]){7}, tendo_cpu());
+    b = TFN(from_data)(rb, 1, (const int64_t[]){7}, tendo_cpu());
+    for (int op = B_MAXIMUM; op <= B_MINIMUM; op++)
+        for (int swap = 0; swap < 2; swap++) {
+            r = DTFN(binary)(op, swap ? b : a, swap ? a : b);
+            v = r ? DTFN(values)(r) : NULL;
+            for (int i = 0; v && i < 7; i++)
+                t_elem(&cm, t_binops[op].name, i, v[i], t_ref_binary(op, ma[i], mb[i]), 0);
+            if (!v)
+                t_fail(&cm, "%s failed", t_binops[op].name);
+            free(v);
+            tensor_free(r);
+        }
+    /* and through the _scalar form with a NaN scalar */
+    r = tensor_maximum_scalar(a, NAN);
+    v = r ? DTFN(values)(r) : NULL;
+    for (int i = 0; v && i < 7; i++)
+        t_elem(&cm, "maximum_scalar NaN", i, v[i], NAN, 0);
+    free(v);
+    tensor_free(r);
+    t_done(&cm, "%s maximum/minimum propagate NaN from either side", DT_NAME);
+
+    /* relu keeps NaN, clamp keeps NaN */
+    r = tensor_relu(a);
+    v = r ? DTFN(values)(r) : NULL;
+    ok(v && isnan(v[0]) && v[3] == 0 && v[4] == INFINITY && v[6] == 0, "%s relu(NaN) = NaN, relu(-inf) = 0", DT_NAME);
+    free(v);
+    tensor_free(r);
+    r = tensor_clamp(a, -1, 1);
+    v = r ? DTFN(values)(r) : NULL;
+    ok(v && isnan(v[0]) && v[1] == 1 && v[3] == -1 && v[4] == 1 && v[6] == -1, "%s clamp(NaN) = NaN, clamps +-inf",
+       DT_NAME);
+    free(v);
+    tensor_free(r);
+    tensor_free(a);
+    tensor_free(b);
+}
+
+/* clamp and clamp_out: bounds converted to float, then rounded with the
+ * result; lo == hi allowed; lo > hi refused. */
+static void DTFN(test_clamp)(void)
+{
+    static const double bounds[][2] = {{-1, 2}, {-0.3, 0.7}, {0.5, 0.5}, {-INFINITY, 0}, {0, INFINITY}, {-10, 10}};
+    const int nb = (int)(sizeof bounds / sizeof bounds[0]);
+
+    for (int form = 0; form < 3; form++) {
+        t_check c = {0};
+        for (int sh = 0; sh < T_NUSHAPES; sh++)
+            for (int l = 0; l < L_COUNT; l++)
+                for (int k = 0; k < nb; k++) {
+                    const struct t_ushape *u = &t_ushapes[sh];
+                    uint64_t rng = 0xc1a3u + (uint64_t)(sh * 1000 + l * 100 + k * 10 + form);
+                    TT *a, *r = NULL;
+                    double *av, *rv, lo = (double)(float)bounds[k][0], hi = (double)(float)bounds[k][1];
+                    char what[160], s1[64];
+                    tendo_status st = TENDO_OK;
+
+                    if (form == 2 && l == L_EXPAND)
+                        continue;
+                    a = DTFN(make)(l, u->n, u->s, &rng, -3, 3, 0, 13, false);
+                    av = DTFN(values)(a);
+                    snprintf(what, sizeof what, "%s a %s %s, [%g, %g]", form == 0 ? "new" : form == 1 ? "out" : "in place",
+                             t_shape_str(s1, sizeof s1, u->n, u->s), t_layout[l], bounds[k][0], bounds[k][1]);
+                    if (form == 0) {
+                        r = tensor_clamp(a, bounds[k][0], bounds[k][1]);
+                    } else if (form == 1) {
+                        r = DTFN(make)(DTFN(out_layout)(l + k), u->n, u->s, &rng, 0, 0, 0, 0, true);
+                        st = tensor_clamp_out(r, a, bounds[k][0], bounds[k][1]);
+                    } else {
+                        st = tensor_clamp_out(a, a, bounds[k][0], bounds[k][1]);
+                    }
+                    if ((form != 2 && !r) || st != TENDO_OK) {
+                        t_fail(&c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
+                    } else if (!t_same_shape(tensor_ndim(form == 2 ? a : r), tensor_shape(form == 2 ? a : r), u->n, u->s)) {
+                        t_fail(&c, "%s: wrong result shape", what);
+                    } else {
+                        rv = DTFN(values)(form == 2 ? a : r);
+                        for (int64_t i = 0; i < t_numel(u->n, u->s); i++) {
+                            double x = av[i];
+                            /* the bound rounds to the dtype once, like any result */
+                            double want = isnan(x) ? x : x < lo ? E_TO_DOUBLE(E_FROM_DOUBLE(lo))
+                                                   : x > hi ? E_TO_DOUBLE(E_FROM_DOUBLE(hi)) : x;
+                            t_elem(&c, what, i, rv[i], want, 0);
+                        }
+                        free(rv);
+                    }
+                    tensor_free(r);
+                    tensor_free(a);
+                    free(av);
+                }
+        t_done(&c, "%s clamp%s: %d shapes x %d layouts x %d bounds", DT_NAME,
+               form == 0 ? "" : form == 1 ? "_out" : "_out in place", T_NUSHAPES, L_COUNT, nb);
+    }
+}
+
+/* The last error has status st and its message contains frag. */
+static bool DTFN(failed_with)(tendo_status st, const char *frag)
+{
+    const tendo_error *e = tendo_last_error();
+    bool good = tendo_error_status(e) == st && strstr(tendo_error_message(e), frag);
+
+    if (!good)
+        diag("status %s, message: %s (wanted %s, \"%s\")", tendo_status_str(tendo_error_status(e)),
+             tendo_error_message(e), tendo_status_str(st), frag);
+    tendo_clear_error();
+    return good;
+}
+
+/* Every element of t is NaN (the poison is still there). */
+static bool DTFN(all_nan)(const TT *t)
+{
+    double *v = DTFN(values)(t);
+    bool all = true;
+    for (int64_t i = 0; i < tensor_numel(t); i++)
+        all = all && isnan(v[i]);
+    free(v);
+    return all;
+}
+
+/* The bytes of t are those in snap. */
+static bool DTFN(unchanged)(const TT *t, const E *snap)
+{
+    E *now = DTFN(raw)(t);
+    bool same = memcmp(now, snap, (size_t)tensor_numel(t) * sizeof *now) == 0;
+    free(now);
+    return same;
+}
+
+/* Broadcast failures, outs of the wrong shape, outs that partly overlap an
+ * input or repeat elements: refused with the right status, nothing
+ * written. */
+static void DTFN(test_out_errors)(void)
+{
+    uint64_t rng = 0xe770u;
+    TT *a34 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){3, 4}, &rng, -2, 2, 0, 0, false);
+    TT *b24 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){2, 4}, &rng, -2, 2, 0, 0, false);
+    TT *b34 = DTFN(make)(L_TRANS, 2, (const int64_t[]){3, 4}, &rng, 0.5, 2, 0, 0, false);
+    TT *sq = DTFN(make)(L_CONTIG, 2, (const int64_t[]){4, 4}, &rng, 0.5, 2, 0, 0, false);
+    TT *sqt = tensor_transpose(sq, 0, 1);
+    TT *base = DTFN(make)(L_CONTIG, 1, (const int64_t[]){11}, &rng, 0.5, 2, 0, 0, false);
+    TT *lo = tensor_narrow(base, 0, 0, 10), *hi = tensor_narrow(base, 0, 1, 10);
+    TT *b10 = DTFN(make)(L_CONTIG, 1, (const int64_t[]){10}, &rng, 0.5, 2, 0, 0, false);
+    TT *one4 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){1, 4}, &rng, 0, 0, 0, 0, true);
+    TT *exp34 = tensor_expand(one4, 2, (const int64_t[]){3, 4});
+    E *snap = DTFN(raw)(base), *snapsq = DTFN(raw)(sq);
+    char want[96];
+
+    for (int op = 0; op < B_COUNT; op++) {
+        const char *name = t_binops[op].name;
+        bool good;
+        TT *out43 = TFN(full)(2, (const int64_t[]){4, 3}, NAN, tendo_cpu());
+        TT *out4 = TFN(full)(1, (const int64_t[]){4}, NAN, tendo_cpu());
+        TT *out34 = TFN(full)(2, (const int64_t[]){3, 4}, NAN, tendo_cpu());
+
+        /* the message the issue quotes, for every op */
+        snprintf(want, sizeof want, "%s: shapes [3,4] and [2,4] cannot broadcast", name);
+        good = DTFN(binary)(op, a34, b24) == NULL && tendo_error_status(tendo_last_error()) == TENDO_ERR_SHAPE &&
+               strcmp(tendo_error_message(tendo_last_error()), want) == 0;
+        if (!good)
+            diag("status %s, message \"%s\"; wanted \"%s\"", tendo_status_str(tendo_error_status(tendo_last_error())),
+                 tendo_error_message(tendo_last_error()), want);
+        ok(good, "%s %s([3,4], [2,4]) fails with TENDO_ERR_SHAPE: \"%s\"", DT_NAME, name, want);
+        tendo_clear_error();
+        ok(DTFN(binary_out)(op, out34, a34, b24) == TENDO_ERR_SHAPE &&
+               DTFN(failed_with)(TENDO_ERR_SHAPE, "shapes [3,4] and [2,4] cannot broadcast") && DTFN(all_nan)(out34),
+           "%s %s_out(out, [3,4], [2,4]) fails with TENDO_ERR_SHAPE, out untouched", DT_NAME, name);
+
+        /* out of the wrong shape: transposed, or only broadcastable */
+        good = DTFN(binary_out)(op, out43, a34, b34) == TENDO_ERR_SHAPE && DTFN(failed_with)(TENDO_ERR_SHAPE, "[4,3]");
+        good = DTFN(binary_out)(op, out4, a34, b34) == TENDO_ERR_SHAPE && DTFN(failed_with)(TENDO_ERR_SHAPE, "[4]") &&
+               good;
+        ok(good && DTFN(all_nan)(out43) && DTFN(all_nan)(out4),
+           "%s %s_out into [4,3] and [4] for a [3,4] result: TENDO_ERR_SHAPE, out untouched", DT_NAME, name);
+
+        /* partial overlap: out shifted by one element over a (or b); out the
+         * transpose of an input (same elements, other order); an expanded
+         * out */
+        good = DTFN(binary_out)(op, hi, lo, b10) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap");
+        good = DTFN(binary_out)(op, hi, b10, lo) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = DTFN(binary_out)(op, lo, hi, hi) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = DTFN(binary_out)(op, sqt, sq, sq) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        ok(good && DTFN(unchanged)(base, snap) && DTFN(unchanged)(sq, snapsq),
+           "%s %s_out into a shifted or transposed view of an input: TENDO_ERR_INVALID_ARG, nothing written", DT_NAME,
+           name);
+        ok(DTFN(binary_out)(op, exp34, a34, b34) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlapping") && DTFN(all_nan)(one4),
+           "%s %s_out into an expanded (stride 0) out: TENDO_ERR_INVALID_ARG", DT_NAME, name);
+
+        /* NULL anywhere */
+        good = DTFN(binary)(op, NULL, b34) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name);
+        good = DTFN(binary)(op, a34, NULL) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+        good = DTFN(binary_out)(op, NULL, a34, b34) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+        good = DTFN(binary_out)(op, out34, a34, NULL) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+        good = DTFN(binary_scalar)(op, NULL, 1) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+        ok(good, "%s %s with a NULL tensor: TENDO_ERR_INVALID_ARG naming the op", DT_NAME, name);
+        tensor_free(out43);
+        tensor_free(out4);
+        tensor_free(out34);
+    }
+
+    for (int op = 0; op < U_COUNT; op++) {
+        const char *name = t_unops[op].name;
+        TT *out43 = TFN(full)(2, (const int64_t[]){4, 3}, NAN, tendo_cpu());
+        bool good;
+
+        good = DTFN(unary_out)(op, out43, a34) == TENDO_ERR_SHAPE && DTFN(failed_with)(TENDO_ERR_SHAPE, "[4,3]") &&
+               DTFN(all_nan)(out43);
+        good = DTFN(unary_out)(op, hi, lo) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = DTFN(unary_out)(op, lo, hi) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = DTFN(unary_out)(op, sqt, sq) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = DTFN(unary_out)(op, exp34, a34) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlapping") && good;
+        good = DTFN(unary)(op, NULL) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+        good = DTFN(unary_out)(op, NULL, a34) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+        ok(good && DTFN(unchanged)(base, snap) && DTFN(unchanged)(sq, snapsq) && DTFN(all_nan)(one4),
+           "%s %s_out: wrong shape -> TENDO_ERR_SHAPE; overlapping, expanded or NULL -> TENDO_ERR_INVALID_ARG", DT_NAME,
+           name);
+        tensor_free(out43);
+    }
+
+    {
+        TT *out34 = TFN(full)(2, (const int64_t[]){3, 4}, NAN, tendo_cpu());
+        TT *out43 = TFN(full)(2, (const int64_t[]){4, 3}, NAN, tendo_cpu());
+        bool good;
+
+        good = tensor_clamp(a34, 1, -1) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "clamp");
+        good = tensor_clamp_out(out34, a34, 1, -1) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "clamp") && DTFN(all_nan)(out34) && good;
+        ok(good, "%s clamp with lo > hi: TENDO_ERR_INVALID_ARG, out untouched", DT_NAME);
+        good = tensor_clamp_out(out43, a34, -1, 1) == TENDO_ERR_SHAPE && DTFN(failed_with)(TENDO_ERR_SHAPE, "[4,3]");
+        good = tensor_clamp_out(hi, lo, -1, 1) == TENDO_ERR_INVALID_ARG &&
+               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = TFN(clamp)(NULL, -1, 1) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "clamp") && good;
+        ok(good && DTFN(all_nan)(out43) && DTFN(unchanged)(base, snap),
+           "%s clamp_out: wrong shape -> TENDO_ERR_SHAPE, partial overlap -> TENDO_ERR_INVALID_ARG", DT_NAME);
+        tensor_free(out34);
+        tensor_free(out43);
+    }
+
+    {
+        /* interleaved views share a range of storage but no element: out =
+         * x[0::2], input x[1::2] is allowed and writes only the even ones */
+        TT *x = TFN(arange)(0, 8, 1, tendo_cpu());
+        TT *even = tensor_slice(x, 0, 0, 8, 2), *odd = tensor_slice(x, 0, 1, 8, 2);
+        bool good = tensor_neg_out(even, odd) == TENDO_OK;
+        for (int i = 0; good && i < 8; i++)
+            good = E_TO_DOUBLE(tensor_data(x)[i]) == (i % 2 ? i : -(i + 1));
+        ok(good, "%s neg_out(x[0::2], x[1::2]): interleaved views do not overlap", DT_NAME);
+        tensor_free(x);
+        tensor_free(even);
+        tensor_free(odd);
+    }
+
+    free(snap);
+    free(snapsq);
+    tensor_free(a34);
+    tensor_free(b24);
+    tensor_free(b34);
+    tensor_free(sq);
+    tensor_free(sqt);
+    tensor_free(base);
+    tensor_free(lo);
+    tensor_free(hi);
+    tensor_free(b10);
+    tensor_free(one4);
+    tensor_free(exp34);
+}
+
+/* Results of 1, 2 and 3 threads are bitwise identical on inputs past the
+ * parallel threshold (2^15 elements): 300x500. */
+static void DTFN(test_threads)(void)
+{
+    enum { N_CASES = 8 };
+    static const char *names[N_CASES] = {"add (row broadcast)", "mul (transposed)", "div_scalar", "pow (flipped)",
+                                         "exp",                 "gelu (transposed)", "sigmoid (sliced)", "clamp"};
+    const int64_t shape[2] = {300, 500};
+    uint64_t rng = 0x7777u;
+    TT *a = DTFN(make)(L_CONTIG, 2, shape, &rng, -4, 4, 0, 1001, false);
+    TT *at = DTFN(make)(L_TRANS, 2, shape, &rng, -4, 4, 0, 0, false);
+    TT *af = DTFN(make)(L_FLIP, 2, shape, &rng, 0.25, 4, 0, 0, false);
+    TT *as = DTFN(make)(L_SLICED, 2, shape, &rng, -8, 8, 0, 0, false);
+    TT *row = DTFN(make)(L_CONTIG, 1, shape + 1, &rng, -4, 4, 0, 0, false);
+
+    if (tendo_get_num_threads() < 2) {
+        tendo_set_num_threads(2);
+        if (tendo_get_num_threads() < 2)
+            diag("%s: only one thread available (no OpenMP?): the comparison is trivial", DT_NAME);
+    }
+    for (int k = 0; k < N_CASES; k++) {
+        E *first = NULL;
+        bool same = true;
+        int64_t n = 0;
+
+        for (int threads = 1; threads <= 3; threads++) {
+            TT *r = NULL;
+            E *now;
+
+            tendo_set_num_threads(threads);
+            switch (k) {
+            case 0: r = tensor_add(a, row); break;
+            case 1: r = tensor_mul(at, a); break;
+            case 2: r = tensor_div_scalar(a, 3.0); break;
+            case 3: r = tensor_pow(af, at); break;
+            case 4: r = tensor_exp(a); break;
+            case 5: r = tensor_gelu(at); break;
+            case 6: r = tensor_sigmoid(as); break;
+            case 7: r = tensor_clamp(af, 0.5, 2.5); break;
+            }
+            if (!r)
+                bail("%s failed: %s", names[k], tendo_error_message(tendo_last_error()));
+            n = tensor_numel(r);
+            now = DTFN(raw)(r);
+            if (!first)
+                first = now;
+            else {
+                same = same && memcmp(first, now, (size_t)n * sizeof *now) == 0;
+                free(now);
+            }
+            tensor_free(r);
+        }
+        ok(same && n == 150000, "%s %s on 300x500: 1, 2 and 3 threads bitwise identical", DT_NAME, names[k]);
+        free(first);
+    }
+    tendo_set_num_threads(0); /* back to the default */
+    tensor_free(a);
+    tensor_free(at);
+    tensor_free(af);
+    tensor_free(as);
+    tensor_free(row);
+}
+
+static void DTFN(test_ops)(void)
+{
+    for (int op = 0; op < B_COUNT; op++) {
+        DTFN(test_binary)(op);
+        DTFN(test_binary_scalar)(op);
+        DTFN(test_binary_inplace)(op);
+    }
+    for (int op = 0; op < U_COUNT; op++) {
+        DTFN(test_unary)(op);
+        DTFN(test_unary_special)(op);
+    }
+    DTFN(test_semantics)();
+    DTFN(test_clamp)();
+    DTFN(test_out_errors)();
+    DTFN(test_threads)();
+}

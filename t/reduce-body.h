@@ -1,0 +1,591 @@
+/* t/reduce-body.h - sum, mean, max, min and sum_all against double
+ * references, per dtype.
+ *
+ * Every dim (counted from the front and from the back), keepdim on and
+ * off, of 1-D..4-D tensors in every layout (contiguous, transposed,
+ * sliced with a step, expanded with stride 0, flipped with negative
+ * strides), on three data sets:
+ *
+ *   eighths  k/8 for |k| <= 16: exact in every dtype, and every partial sum
+ *            is exact in float, so sum must be the exact sum rounded once
+ *            to the dtype, and mean the exact mean rounded once (float
+ *            division, then one narrowing: both innocuous double roundings);
+ *   random   U[-1, 1): sum within depth(n) * 2^-24 * sum|x| of the double
+ *            sum, where depth(n) = n for n <= 256, else 256 + n/64 + log2(n):
+ *            the library sums blocked/pairwise (8 lanes over chunks of
+ *            1024, chunks pairwise; outer dims in blocks of 64), so no
+ *            element goes through more float additions than that; plus
+ *            one rounding to the dtype (DT_ULP * |sum|) for 16-bit dtypes;
+ *            mean: that over n, plus one float and one dtype rounding;
+ *   NaNs     random with NaNs: a NaN in a row makes sum, mean, max and min
+ *            of that row NaN.
+ *
+ * max and min are exact in every case.  Included by t/each-dtype.h; see
+ * t/dt.h. */
+
+#ifndef T_REDUCE_BODY_ONCE
+#define T_REDUCE_BODY_ONCE
+
+#include "check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_COUNT };
+static const char *const t_rname[R_COUNT] = {"sum", "mean", "max", "min"};
+
+enum { D_EIGHTHS, D_RANDOM, D_NANS, D_COUNT };
+static const char *const t_dname[D_COUNT] = {"eighths", "random", "random with NaNs"};
+
+/* Float additions an element can go through in the library's blocked
+ * summation of n terms (see the top of this file). */
+static double t_depth(int64_t n)
+{
+    return n <= 256 ? (double)n : 256.0 + (double)n / 64.0 + log2((double)n);
+}
+
+/* Reference reduction of vals (shape nd/shape) along dim into want[]
+ * (outer * inner elements), with sum|x| per output in absum[]. */
+static void t_reduce_ref(int op, int nd, const int64_t *shape, int dim, const double *vals, double *want,
+                         double *absum)
+{
+    int64_t outer = 1, inner = 1, len = shape[dim];
+
+    for (int d = 0; d < dim; d++)
+        outer *= shape[d];
+    for (int d = dim + 1; d < nd; d++)
+        inner *= shape[d];
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double acc = op == R_MAX ? -INFINITY : op == R_MIN ? INFINITY : 0, ab = 0;
+            bool nan = false;
+            for (int64_t k = 0; k < len; k++) {
+                double x = vals[(o * len + k) * inner + i];
+                nan = nan || isnan(x);
+                ab += fabs(x);
+                if (op == R_MAX)
+                    acc = x > acc ? x : acc;
+                else if (op == R_MIN)
+                    acc = x < acc ? x : acc;
+                else
+                    acc += x;
+            }
+            if (op == R_MEAN)
+                acc /= (double)len;
+            want[o * inner + i] = nan ? NAN : acc;
+            absum[o * inner + i] = ab;
+        }
+}
+
+/* Tensors reduced in the matrix. */
+static const struct t_rshape {
+    int n;
+    int64_t s[4];
+} t_rshapes[] = {
+    {1, {37}}, {1, {1}}, {2, {7, 9}}, {3, {4, 1, 6}}, {3, {3, 5, 4}}, {4, {2, 3, 4, 5}},
+};
+#define T_NRSHAPES ((int)(sizeof t_rshapes / sizeof t_rshapes[0]))
+
+#endif /* T_REDUCE_BODY_ONCE */
+
+/* ---- per dtype ------------------------------------------------------------------- */
+
+/* x rounded once to the dtype. */
+static double DTFN(round)(double x) { return E_TO_DOUBLE(E_FROM_DOUBLE(x)); }
+
+/* A view of the given layout and shape whose base holds values of data
+ * set ds in [lo, hi). */
+static TT *DTFN(make)(int layout, int nd, const int64_t *shape, uint64_t *rng, int ds, double lo, double hi)
+{
+    int64_t bshape[TENDO_MAX_DIMS], n;
+    TT *base;
+    E *raw;
+
+    memcpy(bshape, shape, (size_t)nd * sizeof *shape);
+    if (nd == 0 || (layout == L_TRANS && nd < 2))
+        layout = L_CONTIG;
+    if (layout == L_TRANS) {
+        bshape[0] = shape[nd - 1];
+        bshape[nd - 1] = shape[0];
+    } else if (layout == L_SLICED) {
+        bshape[nd - 1] = 2 * shape[nd - 1] + 1;
+        if (nd >= 2)
+            bshape[0] = 3 * shape[0] + 2;
+    } else if (layout == L_EXPAND) {
+        bshape[nd - 1] = 1;
+    }
+    n = t_numel(nd, bshape);
+    raw = malloc((size_t)(n ? n : 1) * sizeof *raw);
+    if (!raw)
+        bail("out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        double x = t_rand_range(rng, lo, hi);
+        if (ds == D_EIGHTHS)
+            x = floor(x * 8) / 8;
+        else if (ds == D_NANS && t_rand_u64(rng) % 29 == 0)
+            x = NAN;
+        raw[i] = E_FROM_DOUBLE(x);
+    }
+    base = TFN(from_data)(raw, nd, bshape, tendo_cpu());
+    free(raw);
+    if (!base)
+        bail("from_data failed: %s", tendo_error_message(tendo_last_error()));
+    return DTFN(layout_view)(base, layout, nd, shape);
+}
+
+static TT *DTFN(reduce)(int op, const TT *a, int dim, bool keepdim)
+{
+    switch (op) {
+    case R_SUM: return tensor_sum(a, dim, keepdim);
+    case R_MEAN: return tensor_mean(a, dim, keepdim);
+    case R_MAX: return tensor_max(a, dim, keepdim);
+    case R_MIN: return tensor_min(a, dim, keepdim);
+    }
+    return NULL;
+}
+
+/* Tolerance for one reduced element (see the top of this file). */
+static double DTFN(rtol)(int op, int ds, int64_t len, double want, double absum)
+{
+    double t;
+
+    if (op == R_MAX || op == R_MIN || ds == D_EIGHTHS)
+        return 0; /* compared with the exactly rounded value */
+    t = t_depth(len) * 0x1p-24 * absum;
+    if (op == R_MEAN)
+        t = t / (double)len + 0x1p-24 * fabs(want);
+    if (DT_MANTISSA_BITS < 24)
+        t += DT_ULP * fabs(want);
+    return t;
+}
+
+/* Checks r = op(a, dim, keepdim) for a with values vals. */
+static void DTFN(check_reduce)(t_check *c, const char *what, int op, int ds, const TT *r, int nd,
+                               const int64_t *shape, int dim, bool keepdim, const double *vals)
+{
+    int64_t oshape[TENDO_MAX_DIMS], m;
+    int ond = 0;
+    double *want, *absum, *got;
+    char s1[64], s2[64];
+
+    for (int d = 0; d < nd; d++)
+        if (d != dim || keepdim)
+            oshape[ond++] = d == dim ? 1 : shape[d];
+    if (!r) {
+        t_fail(c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
+        return;
+    }
+    if (!t_same_shape(tensor_ndim(r), tensor_shape(r), ond, oshape)) {
+        t_fail(c, "%s: result has shape %s, wanted %s", what,
+               t_shape_str(s1, sizeof s1, tensor_ndim(r), tensor_shape(r)), t_shape_str(s2, sizeof s2, ond, oshape));
+        return;
+    }
+    m = t_numel(ond, oshape);
+    want = malloc((size_t)(m ? m : 1) * sizeof *want);
+    absum = malloc((size_t)(m ? m : 1) * sizeof *absum);
+    t_reduce_ref(op, nd, shape, dim, vals, want, absum);
+    got = DTFN(values)(r);
+    for (int64_t i = 0; i < m; i++) {
+        double w = ds == D_EIGHTHS || op == R_MAX || op == R_MIN ? DTFN(round)(want[i]) : want[i];
+        t_elem(c, what, i, got[i], w, DTFN(rtol)(op, ds, shape[dim], want[i], absum[i]));
+    }
+    free(got);
+    free(want);
+    free(absum);
+}
+
+/* op over every dim (as d and d - nd) with keepdim off and on, every data
+ * set, one shape and layout. */
+static void DTFN(test_reduce)(int op, int sh, int layout)
+{
+    const struct t_rshape *s = &t_rshapes[sh];
+    t_check c = {0};
+    char s1[64];
+
+    for (int ds = 0; ds < D_COUNT; ds++) {
+        uint64_t rng = 0x2ed0ceu + (uint64_t)(op * 1000 + sh * 100 + layout * 10 + ds) * 104729u;
+        TT *a = DTFN(make)(layout, s->n, s->s, &rng, ds, ds == D_EIGHTHS ? -2 : -1, ds == D_EIGHTHS ? 2 : 1);
+        double *vals = DTFN(values)(a);
+
+        for (int d = -s->n; d < s->n; d++)
+            for (int keep = 0; keep < 2; keep++) {
+                char what[160];
+                TT *r = DTFN(reduce)(op, a, d, keep);
+
+                snprintf(what, sizeof what, "%s, dim %d, keepdim %s", t_dname[ds], d, keep ? "true" : "false");
+                DTFN(check_reduce)(&c, what, op, ds, r, s->n, s->s, d < 0 ? d + s->n : d, keep, vals);
+                tensor_free(r);
+            }
+        free(vals);
+        tensor_free(a);
+    }
+    t_done(&c, "%s %s of %s %s over every dim, keepdim both ways", DT_NAME, t_rname[op],
+           t_shape_str(s1, sizeof s1, s->n, s->s), t_layout[layout]);
+}
+
+/* Rows longer than a 1024-float chunk (pairwise merging of chunks), outer
+ * dims of many columns (the blocked column path, more than 2048 columns
+ * at once) and long columns: contiguous and transposed. */
+static void DTFN(test_reduce_long)(void)
+{
+    static const int64_t shapes[][2] = {{3, 3000}, {3000, 7}, {5, 2100}, {2100, 5}};
+
+    for (int op = 0; op < R_COUNT; op++) {
+        t_check c = {0};
+        for (int sh = 0; sh < 4; sh++)
+            for (int layout = 0; layout < L_COUNT; layout += (layout == L_CONTIG ? 1 : 3)) /* contiguous, transposed, flipped */
+                for (int ds = 0; ds < D_COUNT; ds++) {
+                    uint64_t rng = 0x10f6u + (uint64_t)(op * 1000 + sh * 100 + layout * 10 + ds);
+                    TT *a = DTFN(make)(layout, 2, shapes[sh], &rng, ds, ds == D_EIGHTHS ? -2 : -1, ds == D_EIGHTHS ? 2 : 1);
+                    double *vals = DTFN(values)(a);
+
+                    for (int d = 0; d < 2; d++) {
+                        char what[160], s1[64];
+                        TT *r = DTFN(reduce)(op, a, d, false);
+
+                        snprintf(what, sizeof what, "%s %s %s, dim %d", t_shape_str(s1, sizeof s1, 2, shapes[sh]),
+                                 t_layout[layout], t_dname[ds], d);
+                        DTFN(check_reduce)(&c, what, op, ds, r, 2, shapes[sh], d, false, vals);
+                        tensor_free(r);
+                    }
+                    free(vals);
+                    tensor_free(a);
+                }
+        t_done(&c, "%s %s of [3,3000], [3000,7], [5,2100], [2100,5] along both dims", DT_NAME, t_rname[op]);
+    }
+}
+
+/* sum_all: a 0-d tensor with the sum of everything. */
+static void DTFN(test_sum_all)(void)
+{
+    t_check c = {0};
+
+    for (int sh = 0; sh < T_NRSHAPES; sh++)
+        for (int layout = 0; layout < L_COUNT; layout++)
+            for (int ds = 0; ds < D_COUNT; ds++) {
+                const struct t_rshape *s = &t_rshapes[sh];
+                uint64_t rng = 0x5a11u + (uint64_t)(sh * 100 + layout * 10 + ds);
+                TT *a = DTFN(make)(layout, s->n, s->s, &rng, ds, ds == D_EIGHTHS ? -2 : -1, ds == D_EIGHTHS ? 2 : 1);
+                double *vals = DTFN(values)(a), want = 0, absum = 0, *got;
+                int64_t n = tensor_numel(a);
+                TT *r = tensor_sum_all(a);
+                char what[160], s1[64];
+
+                for (int64_t i = 0; i < n; i++) {
+                    want += vals[i];
+                    absum += fabs(vals[i]);
+                }
+                snprintf(what, sizeof what, "%s %s %s", t_shape_str(s1, sizeof s1, s->n, s->s), t_layout[layout],
+                         t_dname[ds]);
+                if (!r || tensor_ndim(r) != 0) {
+                    t_fail(&c, "%s: %s", what, r ? "result is not 0-d" : tendo_error_message(tendo_last_error()));
+                } else {
+                    got = DTFN(values)(r);
+                    t_elem(&c, what, 0, got[0], ds == D_EIGHTHS ? DTFN(round)(want) : want,
+                           DTFN(rtol)(R_SUM, ds, n, want, absum));
+                    free(got);
+                }
+                tensor_free(r);
+                free(vals);
+                tensor_free(a);
+            }
+    t_done(&c, "%s sum_all over %d shapes x %d layouts x %d data sets", DT_NAME, T_NRSHAPES, L_COUNT, D_COUNT);
+}
+
+/* The last error has status st and its message contains frag. */
+static bool DTFN(failed_with)(tendo_status st, const char *frag)
+{
+    const tendo_error *e = tendo_last_error();
+    bool good = tendo_error_status(e) == st && strstr(tendo_error_message(e), frag);
+
+    if (!good)
+        diag("status %s, message: %s (wanted %s, \"%s\")", tendo_status_str(tendo_error_status(e)),
+             tendo_error_message(e), tendo_status_str(st), frag);
+    tendo_clear_error();
+    return good;
+}
+
+/* r has shape (nd, shape) and every element equals want (NaN matches NaN). */
+static bool DTFN(is_all)(const TT *r, int nd, const int64_t *shape, double want)
+{
+    double *v;
+    bool good;
+
+    if (!r) {
+        diag("failed: %s", tendo_error_message(tendo_last_error()));
+        return false;
+    }
+    if (!t_same_shape(tensor_ndim(r), tensor_shape(r), nd, shape))
+        return false;
+    v = DTFN(values)(r);
+    good = true;
+    for (int64_t i = 0; i < tensor_numel(r); i++)
+        good = good && (isnan(want) ? isnan(v[i]) : v[i] == want);
+    free(v);
+    return good;
+}
+
+/* Empty dims, 0-d tensors and dims out of range. */
+static void DTFN(test_reduce_edges)(void)
+{
+    TT *e30 = TFN(zeros)(2, (const int64_t[]){3, 0}, tendo_cpu());
+    TT *e03 = TFN(zeros)(2, (const int64_t[]){0, 3}, tendo_cpu());
+    TT *a = TFN(full)(2, (const int64_t[]){3, 4}, 0.5, tendo_cpu());
+    TT *s = TFN(full)(0, NULL, -2.5, tendo_cpu());
+    TT *r;
+    bool good;
+
+    /* reducing an empty dim: sum 0, mean NaN (0/0), max/min refused */
+    r = tensor_sum(e30, 1, false);
+    good = DTFN(is_all)(r, 1, (const int64_t[]){3}, 0);
+    tensor_free(r);
+    r = tensor_sum(e30, -1, true);
+    good = DTFN(is_all)(r, 2, (const int64_t[]){3, 1}, 0) && good;
+    tensor_free(r);
+    r = tensor_sum(e03, 0, false);
+    good = DTFN(is_all)(r, 1, (const int64_t[]){3}, 0) && good;
+    tensor_free(r);
+    ok(good, "%s sum over an empty dim is 0 ([3,0] dim 1 and -1 keepdim, [0,3] dim 0)", DT_NAME);
+    r = tensor_mean(e30, 1, false);
+    good = DTFN(is_all)(r, 1, (const int64_t[]){3}, NAN);
+    tensor_free(r);
+    r = tensor_mean(e03, 0, true);
+    good = DTFN(is_all)(r, 2, (const int64_t[]){1, 3}, NAN) && good;
+    tensor_free(r);
+    ok(good, "%s mean over an empty dim is NaN", DT_NAME);
+    for (int op = R_MAX; op <= R_MIN; op++) {
+        good = DTFN(reduce)(op, e30, 1, false) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, t_rname[op]);
+        good = DTFN(reduce)(op, e30, -1, true) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, "[3,0]") && good;
+        good = DTFN(reduce)(op, e03, 0, false) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, "[0,3]") && good;
+        ok(good, "%s %s over an empty dim: TENDO_ERR_SHAPE naming the shape", DT_NAME, t_rname[op]);
+    }
+    /* reducing a non-empty dim of an empty tensor gives an empty result */
+    for (int op = 0; op < R_COUNT; op++) {
+        r = DTFN(reduce)(op, e30, 0, false);
+        good = r && t_same_shape(tensor_ndim(r), tensor_shape(r), 1, (const int64_t[]){0});
+        tensor_free(r);
+        r = DTFN(reduce)(op, e03, 1, true);
+        good = good && r && t_same_shape(tensor_ndim(r), tensor_shape(r), 2, (const int64_t[]){0, 1});
+        tensor_free(r);
+        ok(good, "%s %s of [3,0] over dim 0 is [0], of [0,3] over dim 1 keepdim is [0,1]", DT_NAME, t_rname[op]);
+    }
+    r = tensor_sum_all(e30);
+    ok(DTFN(is_all)(r, 0, NULL, 0), "%s sum_all of an empty tensor is a 0-d 0", DT_NAME);
+    tensor_free(r);
+
+    /* dim out of range */
+    for (int op = 0; op < R_COUNT; op++) {
+        good = DTFN(reduce)(op, a, 2, false) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "dim 2");
+        good = DTFN(reduce)(op, a, -3, true) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "dim -3") && good;
+        good = DTFN(reduce)(op, s, 1, false) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "dim 1") && good;
+        good = DTFN(reduce)(op, NULL, 0, false) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, t_rname[op]) &&
+               good;
+        ok(good, "%s %s: dim 2 and -3 of [3,4], dim 1 of a 0-d tensor, NULL: TENDO_ERR_INVALID_ARG", DT_NAME,
+           t_rname[op]);
+    }
+    ok(TFN(sum_all)(NULL) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "sum_all"),
+       "%s sum_all(NULL): TENDO_ERR_INVALID_ARG", DT_NAME);
+
+    /* a 0-d tensor reduces to itself over dim 0 or -1 */
+    for (int op = 0; op < R_COUNT; op++) {
+        TT *r0 = DTFN(reduce)(op, s, 0, false), *r1 = DTFN(reduce)(op, s, -1, true);
+        ok(DTFN(is_all)(r0, 0, NULL, -2.5) && DTFN(is_all)(r1, 0, NULL, -2.5), "%s %s of a 0-d tensor is itself",
+           DT_NAME, t_rname[op]);
+        tensor_free(r0);
+        tensor_free(r1);
+    }
+    r = tensor_sum_all(s);
+    ok(DTFN(is_all)(r, 0, NULL, -2.5), "%s sum_all of a 0-d tensor is itself", DT_NAME);
+    tensor_free(r);
+
+    /* a row of constant values: mean exact, max = min */
+    r = tensor_mean(a, 1, false);
+    ok(DTFN(is_all)(r, 1, (const int64_t[]){3}, 0.5), "%s mean of a constant row is that constant", DT_NAME);
+    tensor_free(r);
+    tensor_free(e30);
+    tensor_free(e03);
+    tensor_free(a);
+    tensor_free(s);
+}
+
+/* 2^24 ones sum to 16777216 exactly (float pairwise; also exact in bf16,
+ * inf in f16); 2^24 + 4096 ones to 16781312 in float, which a sequential
+ * float sum could not reach (it stops at 2^24), rounded once to the dtype. */
+static void DTFN(test_reduce_big)(void)
+{
+    const int64_t n24 = (int64_t)1 << 24, n = n24 + 4096;
+    TT *ones = TFN(ones)(1, &n, tendo_cpu());
+    TT *v24 = ones ? tensor_narrow(ones, 0, 0, n24) : NULL;
+    TT *r;
+    double *got;
+    const double want24 = DTFN(round)(16777216.0), want = DTFN(round)(16781312.0);
+
+    if (!v24)
+        bail("ones(2^24 + 4096) failed: %s", tendo_error_message(tendo_last_error()));
+    r = tensor_sum_all(v24);
+    got = r ? DTFN(values)(r) : NULL;
+    ok(got && got[0] == want24, "%s sum_all of 2^24 ones is %.0f (got %.9g)", DT_NAME, want24, got ? got[0] : NAN);
+    free(got);
+    tensor_free(r);
+    r = tensor_sum(v24, 0, false);
+    got = r ? DTFN(values)(r) : NULL;
+    ok(got && tensor_ndim(r) == 0 && got[0] == want24, "%s sum(dim 0) of 2^24 ones is %.0f (got %.9g)", DT_NAME,
+       want24, got ? got[0] : NAN);
+    free(got);
+    tensor_free(r);
+    r = tensor_mean(v24, -1, true);
+    got = r ? DTFN(values)(r) : NULL;
+    ok(got && tensor_ndim(r) == 1 && got[0] == 1, "%s mean of 2^24 ones is 1", DT_NAME);
+    free(got);
+    tensor_free(r);
+    r = tensor_sum_all(ones);
+    got = r ? DTFN(values)(r) : NULL;
+    ok(got && got[0] == want, "%s sum_all of 2^24 + 4096 ones is %.0f (got %.9g)", DT_NAME, want, got ? got[0] : NAN);
+    free(got);
+    tensor_free(r);
+    r = tensor_sum(ones, 0, false);
+    got = r ? DTFN(values)(r) : NULL;
+    ok(got && got[0] == want, "%s sum(dim 0) of 2^24 + 4096 ones is %.0f (got %.9g)", DT_NAME, want,
+       got ? got[0] : NAN);
+    free(got);
+    tensor_free(r);
+    tensor_free(v24);
+    tensor_free(ones);
+}
+
+/* 16-bit dtypes accumulate in float: 4096 copies of 0.1 (rounded to the
+ * dtype) sum close to the double sum; a 16-bit running sum would stall
+ * near 32 (bf16) or 256 (f16).  Along a row, down columns, and sum_all. */
+static void DTFN(test_accumulation)(void)
+{
+    TT *row = TFN(full)(1, (const int64_t[]){4096}, 0.1, tendo_cpu());
+    TT *cols = TFN(full)(2, (const int64_t[]){4096, 3}, 0.1, tendo_cpu());
+    const double x = DTFN(round)(0.1), want = 4096 * x;
+    const double tol = DTFN(rtol)(R_SUM, D_RANDOM, 4096, want, want);
+    TT *r1 = tensor_sum(row, 0, false), *r2 = tensor_sum(cols, 0, false), *r3 = tensor_sum_all(cols);
+    TT *r4 = tensor_mean(cols, 0, false);
+    double *v1 = DTFN(values)(r1), *v2 = DTFN(values)(r2), *v3 = DTFN(values)(r3), *v4 = DTFN(values)(r4);
+
+    ok(fabs(v1[0] - want) <= tol, "%s sum of 4096 x %.9g along a row: %.9g, double %.9g, tolerance %.3g", DT_NAME, x,
+       v1[0], want, tol);
+    ok(fabs(v2[0] - want) <= tol && fabs(v2[1] - want) <= tol && fabs(v2[2] - want) <= tol,
+       "%s sum of 4096 x %.9g down columns: %.9g, double %.9g", DT_NAME, x, v2[0], want);
+    ok(fabs(v3[0] - 3 * want) <= 3 * tol, "%s sum_all of 3 x 4096 x %.9g: %.9g, double %.9g", DT_NAME, x, v3[0],
+       3 * want);
+    ok(fabs(v4[0] - x) <= tol / 4096 + DT_ULP * x, "%s mean of 4096 x %.9g down columns: %.9g", DT_NAME, x, v4[0]);
+    free(v1);
+    free(v2);
+    free(v3);
+    free(v4);
+    tensor_free(r1);
+    tensor_free(r2);
+    tensor_free(r3);
+    tensor_free(r4);
+    tensor_free(row);
+    tensor_free(cols);
+}
+
+/* Results of 1, 2 and 3 threads are bitwise identical.  Reductions split
+ * their rows (not the elements of a row) across threads once there are at
+ * least 2^15 rows, so besides 300x500 (dims 0 and -1) the [40000,8] and
+ * [8,40000] cases have that many rows; sum_all of 10^6 elements splits
+ * its blocks. */
+static void DTFN(test_reduce_threads)(void)
+{
+    static const struct {
+        int64_t s[2];
+        int dim;
+    } cases[] = {{{300, 500}, 0}, {{300, 500}, -1}, {{40000, 8}, -1}, {{8, 40000}, 0}, {{40000, 8}, 0}};
+    uint64_t rng = 0x7e57u;
+    const int64_t mil = 1000000;
+    const int ncases = (int)(sizeof cases / sizeof cases[0]);
+
+    if (tendo_get_num_threads() < 2) {
+        tendo_set_num_threads(2);
+        if (tendo_get_num_threads() < 2)
+            diag("%s: only one thread available (no OpenMP?): the comparison is trivial", DT_NAME);
+    }
+    for (int k = 0; k < ncases; k++) {
+        TT *a = DTFN(make)(L_CONTIG, 2, cases[k].s, &rng, D_RANDOM, -1, 1);
+        TT *at = DTFN(make)(L_TRANS, 2, cases[k].s, &rng, D_RANDOM, -1, 1);
+        char s1[64];
+
+        for (int op = 0; op < R_COUNT; op++)
+            for (int tr = 0; tr < 2; tr++) {
+                E *first = NULL;
+                bool same = true;
+                int64_t n = 0;
+
+                for (int threads = 1; threads <= 3; threads++) {
+                    TT *r;
+                    E *now;
+
+                    tendo_set_num_threads(threads);
+                    r = DTFN(reduce)(op, tr ? at : a, cases[k].dim, false);
+                    if (!r)
+                        bail("%s failed: %s", t_rname[op], tendo_error_message(tendo_last_error()));
+                    n = tensor_numel(r);
+                    now = DTFN(raw)(r);
+                    if (!first) {
+                        first = now;
+                    } else {
+                        same = same && memcmp(first, now, (size_t)n * sizeof *now) == 0;
+                        free(now);
+                    }
+                    tensor_free(r);
+                }
+                ok(same, "%s %s of %s%s over dim %d: 1, 2 and 3 threads bitwise identical", DT_NAME, t_rname[op],
+                   t_shape_str(s1, sizeof s1, 2, cases[k].s), tr ? " (transposed)" : "", cases[k].dim);
+                free(first);
+            }
+        tensor_free(a);
+        tensor_free(at);
+    }
+    {
+        TT *a = DTFN(make)(L_CONTIG, 1, &mil, &rng, D_RANDOM, -1, 1);
+        TT *af = DTFN(make)(L_FLIP, 2, (const int64_t[]){1000, 1000}, &rng, D_RANDOM, -1, 1);
+
+        for (int which = 0; which < 2; which++) {
+            E first = E_FROM_DOUBLE(0);
+            bool same = true;
+
+            for (int threads = 1; threads <= 3; threads++) {
+                TT *r;
+                E *now;
+
+                tendo_set_num_threads(threads);
+                r = tensor_sum_all(which ? af : a);
+                if (!r)
+                    bail("sum_all failed: %s", tendo_error_message(tendo_last_error()));
+                now = DTFN(raw)(r);
+                if (threads == 1)
+                    first = now[0];
+                else
+                    same = same && memcmp(&first, now, sizeof first) == 0;
+                free(now);
+                tensor_free(r);
+            }
+            ok(same, "%s sum_all of 10^6 elements%s: 1, 2 and 3 threads bitwise identical", DT_NAME,
+               which ? " (flipped 1000x1000)" : "");
+        }
+        tensor_free(a);
+        tensor_free(af);
+    }
+    tendo_set_num_threads(0); /* back to the default */
+}
+
+static void DTFN(test_reductions)(void)
+{
+    for (int op = 0; op < R_COUNT; op++)
+        for (int sh = 0; sh < T_NRSHAPES; sh++)
+            for (int layout = 0; layout < L_COUNT; layout++)
+                if (t_rshapes[sh].n >= 2 || layout != L_TRANS) /* a 1-D transpose is the tensor itself */
+                    DTFN(test_reduce)(op, sh, layout);
+    DTFN(test_reduce_long)();
+    DTFN(test_sum_all)();
+    DTFN(test_reduce_edges)();
+    DTFN(test_reduce_big)();
+    DTFN(test_accumulation)();
+    DTFN(test_reduce_threads)();
+}
