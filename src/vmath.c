@@ -444,7 +444,8 @@ TENDO__AVX2 static inline void trig4(__m128 xf, __m128 *s, __m128 *c, __m128i *q
     pc = _mm256_fmadd_pd(pc, z, k4d(C1));
     pc = _mm256_fmadd_pd(pc, z, k4d(C0));
     __m256d sinr = _mm256_fmadd_pd(_mm256_mul_pd(r, z), ps, r);
-    __m256d cosr = _mm256_fmadd_pd(_mm256_mul_pd(z, z), pc, _mm256_fnmadd_pd(k4d(0.5), z, k4d(1.0)));
+    __m256d one_less = _mm256_fnmadd_pd(k4d(0.5), z, k4d(1.0)); /* 1 - z/2 */
+    __m256d cosr = _mm256_fmadd_pd(_mm256_mul_pd(z, z), pc, one_less);
     *s = _mm256_cvtpd_ps(sinr);
     *c = _mm256_cvtpd_ps(cosr);
     *q = _mm256_cvtpd_epi32(qd); /* integral already: exact */
