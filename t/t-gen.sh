@@ -13,7 +13,7 @@ case "$top_srcdir" in /*) ;; *) top_srcdir=$(pwd)/$top_srcdir ;; esac
 gen="$top_srcdir/gen/tendo-gen"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-echo "1..6"
+echo "1..7"
 
 render() { # DIR DTYPES: renders every output for DTYPES under DIR
     outs=$("$PYTHON" "$gen" --srcdir "$top_srcdir" --dtypes "$2" --list) &&
@@ -54,3 +54,7 @@ fresh; sed -i '0,/^mantissa_bits = .*/{/^mantissa_bits = .*/d}' "$tmp/src/gen/dt
 refuses 5 "a dtype missing a field" "missing field 'mantissa_bits'"
 fresh; printf '[[fn]]\nname = "free"\nret = "void"\nparams = ["tensor t"]\ndoc = "again"\n' >> "$tmp/src/gen/api.toml"
 refuses 6 "a function declared twice" "function 'free' declared twice"
+fresh; sed -n '/^name = "f32"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
+    sed 's/^name = .*/name = "f64"/; s/^code = .*/code = 9/; s/^compute_type = .*/compute_type = "double"/' |
+    { echo "[[dtype]]"; cat; } >> "$tmp/src/gen/dtypes.toml"
+dtypes=f32,f64 refuses 7 "a dtype computing in double (no compute templates yet)" "only compute in float"
