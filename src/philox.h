@@ -26,13 +26,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#ifndef TENDO_HD
-#ifdef __CUDACC__
-#define TENDO_HD __host__ __device__
-#else
-#define TENDO_HD
-#endif
-#endif
+#include "hd.h"
 
 /* Forces inlining of the Philox block: gcc -O2 otherwise keeps it as an
  * out-of-line call, which costs a call per element and stops the caller's

@@ -12,13 +12,7 @@
 
 #include <math.h>
 
-#ifndef TENDO_HD
-#ifdef __CUDACC__
-#define TENDO_HD __host__ __device__
-#else
-#define TENDO_HD
-#endif
-#endif
+#include "hd.h"
 
 /* a if a is NaN or larger, else b (so a NaN in either wins). */
 static inline TENDO_HD float tendo__maximum(float a, float b) { return (a != a || a > b) ? a : b; }

@@ -114,4 +114,44 @@ static inline bool t_same_shape(int na, const int64_t *a, int nb, const int64_t 
     return na == nb && (na == 0 || memcmp(a, b, (size_t)na * sizeof *a) == 0);
 }
 
+/* Row-major index into an input of shape (ind, ish) that broadcasts to the
+ * output element `flat` of shape (ond, osh). */
+static inline int64_t t_bcast(int ond, const int64_t *osh, int ind, const int64_t *ish, int64_t flat)
+{
+    int64_t idx = 0, mul = 1;
+
+    for (int d = ond - 1; d >= 0; d--) {
+        int64_t i = flat % osh[d];
+        int di = d - (ond - ind);
+
+        flat /= osh[d];
+        if (di >= 0) {
+            if (ish[di] != 1)
+                idx += i * mul;
+            mul *= ish[di];
+        }
+    }
+    return idx;
+}
+
+/* The shape of the base tensor that layout needs for a view of `shape`
+ * (see t/layouts-body.h); *layout falls back to contiguous where the
+ * layout cannot apply (a 0-d or 1-d transpose). */
+static inline void t_layout_base(int *layout, int nd, const int64_t *shape, int64_t *bshape)
+{
+    memcpy(bshape, shape, (size_t)nd * sizeof *shape);
+    if (nd == 0 || (*layout == L_TRANS && nd < 2))
+        *layout = L_CONTIG;
+    if (*layout == L_TRANS) {
+        bshape[0] = shape[nd - 1];
+        bshape[nd - 1] = shape[0];
+    } else if (*layout == L_SLICED) {
+        bshape[nd - 1] = 2 * shape[nd - 1] + 1;
+        if (nd >= 2)
+            bshape[0] = 3 * shape[0] + 2;
+    } else if (*layout == L_EXPAND) {
+        bshape[nd - 1] = 1;
+    }
+}
+
 #endif

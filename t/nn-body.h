@@ -38,26 +38,6 @@
 
 enum { D_EIGHTHS, D_RANDOM };
 
-/* Row-major index into an input of shape (ind, ish) that broadcasts to
- * element `flat` of shape (ond, osh). */
-static int64_t t_bcast(int ond, const int64_t *osh, int ind, const int64_t *ish, int64_t flat)
-{
-    int64_t idx = 0, mul = 1;
-
-    for (int d = ond - 1; d >= 0; d--) {
-        int64_t i = flat % osh[d];
-        int di = d - (ond - ind);
-
-        flat /= osh[d];
-        if (di >= 0) {
-            if (ish[di] != 1)
-                idx += i * mul;
-            mul *= ish[di];
-        }
-    }
-    return idx;
-}
-
 /* Float additions an element can go through in the library's blocked row
  * sums of n terms. */
 static double t_depth(int64_t n)
@@ -185,19 +165,7 @@ static TT *DTFN(make)(int layout, int nd, const int64_t *shape, uint64_t *rng, i
     TT *base;
     E *raw;
 
-    memcpy(bshape, shape, (size_t)nd * sizeof *shape);
-    if (nd == 0 || (layout == L_TRANS && nd < 2))
-        layout = L_CONTIG;
-    if (layout == L_TRANS) {
-        bshape[0] = shape[nd - 1];
-        bshape[nd - 1] = shape[0];
-    } else if (layout == L_SLICED) {
-        bshape[nd - 1] = 2 * shape[nd - 1] + 1;
-        if (nd >= 2)
-            bshape[0] = 3 * shape[0] + 2;
-    } else if (layout == L_EXPAND) {
-        bshape[nd - 1] = 1;
-    }
+    t_layout_base(&layout, nd, shape, bshape);
     n = t_numel(nd, bshape);
     raw = malloc((size_t)(n ? n : 1) * sizeof *raw);
     if (!raw)

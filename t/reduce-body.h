@@ -102,19 +102,7 @@ static TT *DTFN(make)(int layout, int nd, const int64_t *shape, uint64_t *rng, i
     TT *base;
     E *raw;
 
-    memcpy(bshape, shape, (size_t)nd * sizeof *shape);
-    if (nd == 0 || (layout == L_TRANS && nd < 2))
-        layout = L_CONTIG;
-    if (layout == L_TRANS) {
-        bshape[0] = shape[nd - 1];
-        bshape[nd - 1] = shape[0];
-    } else if (layout == L_SLICED) {
-        bshape[nd - 1] = 2 * shape[nd - 1] + 1;
-        if (nd >= 2)
-            bshape[0] = 3 * shape[0] + 2;
-    } else if (layout == L_EXPAND) {
-        bshape[nd - 1] = 1;
-    }
+    t_layout_base(&layout, nd, shape, bshape);
     n = t_numel(nd, bshape);
     raw = malloc((size_t)(n ? n : 1) * sizeof *raw);
     if (!raw)
