@@ -12,21 +12,11 @@
 
 #include "tendo/core.h"
 #include "tendo/dtype.h"
+#include "tendo/erased.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* A tensor of any dtype, as events (and file loaders) hand them out. */
-typedef struct tendo_tensor tendo_tensor;
-
-/* Read-only facts about a type-erased tensor; NULL/-1/CPU for NULL. */
-TENDO_API tendo_dtype tendo_tensor_dtype(const tendo_tensor *t);
-TENDO_API int tendo_tensor_ndim(const tendo_tensor *t);
-TENDO_API const int64_t *tendo_tensor_shape(const tendo_tensor *t);
-TENDO_API const int64_t *tendo_tensor_stride(const tendo_tensor *t);
-TENDO_API int64_t tendo_tensor_numel(const tendo_tensor *t);
-TENDO_API tendo_device tendo_tensor_device(const tendo_tensor *t);
 
 typedef enum {
     TENDO_EVENT_TENSOR_CREATED, /* output: the new handle (views included) */

@@ -1,0 +1,34 @@
+/* tendo/erased.h - tendo_tensor, a tensor whose dtype is known only at run
+ * time: what events name, and what file loaders and DLPack import return.
+ *
+ * A tendo_tensor * is the same handle as the typed tensor_<dt> * it came
+ * from: tensor_<dt>_erase(t) and tendo_as_<dt>(e) convert between the two
+ * without a new reference, so a handle is freed once, through either type.
+ * Included by <tendo.h>.
+ */
+#ifndef TENDO_ERASED_H
+#define TENDO_ERASED_H
+
+#include "tendo/core.h"
+#include "tendo/dtype.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Read-only facts; for NULL: dtype 0, -1, NULL, the CPU (with the error set). */
+TENDO_API tendo_dtype tendo_tensor_dtype(const tendo_tensor *t);
+TENDO_API int tendo_tensor_ndim(const tendo_tensor *t);
+TENDO_API const int64_t *tendo_tensor_shape(const tendo_tensor *t);
+TENDO_API const int64_t *tendo_tensor_stride(const tendo_tensor *t);
+TENDO_API int64_t tendo_tensor_numel(const tendo_tensor *t);
+TENDO_API tendo_device tendo_tensor_device(const tendo_tensor *t);
+/* Releases the handle t (its storage goes with its last view); NULL is a
+ * no-op. */
+TENDO_API void tendo_tensor_free(tendo_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENDO_ERASED_H */
