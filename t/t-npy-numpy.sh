@@ -1,0 +1,40 @@
+#!/bin/sh
+# t/t-npy-numpy.sh - .npy files written by real numpy load in tendo bit for
+# bit, and files tendo writes load back in numpy bit for bit.  Skips when no
+# Python with numpy is around (CI installs python3-numpy).
+: "${top_builddir:=.}"
+py=
+for p in "${BENCH_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c 'import numpy' 2>/dev/null && { py=$p; break; }
+done
+if [ -z "$py" ]; then echo "1..0 # SKIP no Python with numpy"; exit 0; fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+"$py" - "$tmp" <<'PY' || { echo "1..0 # SKIP numpy could not write its files"; exit 0; }
+import sys, numpy as np
+d = sys.argv[1]
+a = np.arange(6, dtype=np.float32).reshape(2, 3)
+np.save(f"{d}/a.npy", a)
+np.save(f"{d}/f.npy", np.asfortranarray(a))
+np.save(f"{d}/h.npy", np.arange(4, dtype=">f2"))
+PY
+# tendo's half prints TAP lines 1..6; numpy's check adds 3 more
+"$top_builddir/t/t-npy" check "$tmp" | grep -v '^1\.\.'
+"$py" - "$tmp" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+a = np.arange(6, dtype=np.float32).reshape(2, 3)
+checks = [
+    ("out_a.npy", a, "tendo's f32 file loads in numpy bit for bit"),
+    ("out_f.npy", a, "tendo's copy of the Fortran view loads in numpy as the same matrix"),
+    ("out_h.npy", np.arange(4, dtype=np.float16), "tendo's f16 file loads in numpy bit for bit"),
+]
+for i, (name, want, what) in enumerate(checks, start=7):
+    try:
+        got = np.load(f"{d}/{name}")
+        good = got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+    except Exception as e:
+        good, what = False, f"{what} ({e})"
+    print(f"{'ok' if good else 'not ok'} {i} - {what}")
+print("1..9")
+PY
