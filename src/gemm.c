@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "half.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define TENDO__GEMM_X86 1
-#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define TENDO__GEMM_X86 0
@@ -253,49 +253,20 @@ TENDO__GEMM_AVX2 static void kernel_avx2(int64_t kc, const float *restrict a,
 /* ---- dispatch ----------------------------------------------------------- */
 
 #if TENDO__GEMM_X86
-enum { LEVEL_UNKNOWN = 0, LEVEL_PORTABLE = 1, LEVEL_AVX2_FMA = 2 };
+/* Set by tendo__gemm_force_portable (tests and benchmarks). */
+static atomic_int force_portable;
 
-/* The cached choice; racing first calls all store the same value. */
-static atomic_int gemm_level;
-
-/* True when the CPU has FMA (clang before 16 may reject names in
- * __builtin_cpu_supports, so clang asks cpuid, leaf 1, ECX). */
-static int cpu_has_fma(void)
-{
-#if defined(__clang__)
-    unsigned eax, ebx, ecx, edx;
-    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_FMA);
-#else
-    return __builtin_cpu_supports("fma");
-#endif
-}
-
-/* LEVEL_AVX2_FMA when this CPU (and OS, via the avx2 check) runs the AVX2
- * micro-kernel. */
-static int detect_level(void)
-{
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && cpu_has_fma())
-        return LEVEL_AVX2_FMA;
-    return LEVEL_PORTABLE;
-}
-
-/* The micro-kernel for this CPU; asked once, then read from the cache. */
+/* The micro-kernel for this CPU. */
 static kernel_fn pick_kernel(void)
 {
-    int level = atomic_load_explicit(&gemm_level, memory_order_relaxed);
-    if (level == LEVEL_UNKNOWN) {
-        level = detect_level();
-        atomic_store_explicit(&gemm_level, level, memory_order_relaxed);
-    }
-    return level == LEVEL_AVX2_FMA ? kernel_avx2 : kernel_portable;
+    bool forced = atomic_load_explicit(&force_portable, memory_order_relaxed);
+    return !forced && tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA) ? kernel_avx2 : kernel_portable;
 }
 
-/* Forces the portable kernel, or lets the next call detect the CPU. */
+/* Forces the portable kernel, or lets the CPU choose again. */
 void tendo__gemm_force_portable(int portable)
 {
-    atomic_store_explicit(&gemm_level, portable ? LEVEL_PORTABLE : LEVEL_UNKNOWN,
-                          memory_order_relaxed);
+    atomic_store_explicit(&force_portable, portable != 0, memory_order_relaxed);
 }
 #else
 /* Without x86 there is only the portable kernel. */

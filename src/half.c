@@ -9,13 +9,13 @@
  */
 #include "half.h"
 
+#include "cpu.h"
+
 #include "tendo/core.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define TENDO__HALF_X86 1
-#include <cpuid.h>
 #include <immintrin.h>
-#include <stdatomic.h>
 #else
 #define TENDO__HALF_X86 0
 #endif
@@ -204,44 +204,8 @@ TENDO__AVX2 static int64_t bf16_to_f32_avx2(const uint16_t *src, float *dst, int
 /* ---- dispatch ---------------------------------------------------------- */
 
 #if TENDO__HALF_X86
-enum { LEVEL_UNKNOWN = 0, LEVEL_SCALAR = 1, LEVEL_AVX2_F16C = 2 };
-
-/* The cached choice; racing first calls all store the same value. */
-static atomic_int half_level;
-
-/* True when the CPU has F16C.  GCC knows __builtin_cpu_supports("f16c");
- * clang before 16 rejects that name, so clang asks cpuid (leaf 1, ECX). */
-static int cpu_has_f16c(void)
-{
-#if defined(__clang__)
-    unsigned eax, ebx, ecx, edx;
-    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
-#else
-    return __builtin_cpu_supports("f16c");
-#endif
-}
-
-/* LEVEL_AVX2_F16C when this CPU (and OS) runs the AVX2/F16C loops; the
- * avx2 check includes the OS saving the YMM registers. */
-static int detect_level(void)
-{
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && cpu_has_f16c())
-        return LEVEL_AVX2_F16C;
-    return LEVEL_SCALAR;
-}
-
-/* True when the bulk converters should take the AVX2/F16C loops; the CPU
- * is asked once, later calls read the cached answer. */
-static int use_avx2(void)
-{
-    int level = atomic_load_explicit(&half_level, memory_order_relaxed);
-    if (level == LEVEL_UNKNOWN) {
-        level = detect_level();
-        atomic_store_explicit(&half_level, level, memory_order_relaxed);
-    }
-    return level == LEVEL_AVX2_F16C;
-}
+/* True when the bulk converters should take the AVX2/F16C loops. */
+static int use_avx2(void) { return tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_F16C); }
 #endif /* TENDO__HALF_X86 */
 
 /* ---- bulk converters ----------------------------------------------------- */

@@ -6,6 +6,7 @@
  * SSE2 for 2-byte ones), walked in larger tiles so both sides stay cached.
  * Elsewhere it reports false and copy.c falls back to its scalar tiles.
  */
+#include "cpu.h"
 #include "internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -93,25 +94,13 @@ static void block8_u16(const uint16_t *src, int64_t sc, uint16_t *dst, int64_t C
 
 DEFINE_SLAB(float, block8_u32, __attribute__((target("avx2"))))
 DEFINE_SLAB(uint16_t, block8_u16, )
-
-static bool have_avx2(void)
-{
-    static atomic_int cached = -1; /* every thread that races here stores the same value */
-    int v = atomic_load_explicit(&cached, memory_order_relaxed);
-
-    if (v < 0) {
-        v = __builtin_cpu_supports("avx2") ? 1 : 0;
-        atomic_store_explicit(&cached, v, memory_order_relaxed);
-    }
-    return v == 1;
-}
 #endif /* HAVE_X86 */
 
 bool tendo__transpose_copy(void *dst, const void *src, int64_t R, int64_t C, int64_t sc,
                            size_t elsize)
 {
 #if HAVE_X86
-    if (elsize == 4 && have_avx2()) {
+    if (elsize == 4 && tendo__cpu_has(TENDO__CPU_AVX2)) {
         slab_float(src, sc, dst, R, C);
         return true;
     }

@@ -31,6 +31,8 @@
  */
 #include "vmath.h"
 
+#include "cpu.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -563,38 +565,17 @@ VMATH_AVX2_LOOP(vrsqrt_avx2, rsqrt8)
 
 /* ---- dispatch ---------------------------------------------------------- */
 
-enum { LEVEL_UNKNOWN = 0, LEVEL_SCALAR = 1, LEVEL_AVX2_FMA = 2 };
+/* Set by tendo__vmath_force_scalar (tests). */
+static atomic_int force_scalar;
 
-/* The cached choice; racing first calls all store the same value. */
-static atomic_int vmath_level;
-
-/* LEVEL_AVX2_FMA when this CPU (and OS) runs the AVX2+FMA kernels; the
- * avx2 check includes the OS saving the YMM registers. */
-static int detect_level(void)
-{
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return LEVEL_AVX2_FMA;
-    return LEVEL_SCALAR;
-}
-
-/* True when the loops should take the AVX2+FMA kernels; the CPU is asked
- * once, later calls read the cached answer. */
+/* True when the loops should take the AVX2+FMA kernels. */
 static int use_avx2(void)
 {
-    int level = atomic_load_explicit(&vmath_level, memory_order_relaxed);
-    if (level == LEVEL_UNKNOWN) {
-        level = detect_level();
-        atomic_store_explicit(&vmath_level, level, memory_order_relaxed);
-    }
-    return level == LEVEL_AVX2_FMA;
+    return !atomic_load_explicit(&force_scalar, memory_order_relaxed) &&
+           tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA);
 }
 
-void tendo__vmath_force_scalar(int on)
-{
-    atomic_store_explicit(&vmath_level, on ? LEVEL_SCALAR : LEVEL_UNKNOWN,
-                          memory_order_relaxed);
-}
+void tendo__vmath_force_scalar(int on) { atomic_store_explicit(&force_scalar, on != 0, memory_order_relaxed); }
 
 int tendo__vmath_uses_avx2(void) { return use_avx2(); }
 
