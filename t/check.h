@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "tendo.h"
 
 /* Many element checks folded into one ok(): the count of mismatches and
  * the first one. */
@@ -151,6 +152,17 @@ static inline void t_layout_base(int *layout, int nd, const int64_t *shape, int6
             bshape[0] = 3 * shape[0] + 2;
     } else if (*layout == L_EXPAND) {
         bshape[nd - 1] = 1;
+    }
+}
+
+/* Makes sure at least 2 threads are on offer before a thread-count
+ * comparison (says so when there cannot be: no OpenMP). */
+static inline void t_want_threads(const char *who)
+{
+    if (tendo_get_num_threads() < 2) {
+        tendo_set_num_threads(2);
+        if (tendo_get_num_threads() < 2)
+            diag("%s: only one thread available (no OpenMP?): the comparison is trivial", who);
     }
 }
 

@@ -47,3 +47,38 @@ static E *DTFN(raw)(const TT *t)
         bail("copy_to failed: %s", tendo_error_message(tendo_last_error()));
     return r;
 }
+
+/* Bitwise comparison of one op's results under different thread counts:
+ * each result handed to tcheck_add (which frees it) must equal the first. */
+typedef struct {
+    E *first;
+    int64_t n;
+    bool same;
+} DTFN(tcheck);
+
+static void DTFN(tcheck_add)(DTFN(tcheck) *c, TT *r, const char *what)
+{
+    E *now;
+
+    if (!r)
+        bail("%s failed: %s", what, tendo_error_message(tendo_last_error()));
+    now = DTFN(raw)(r);
+    if (!c->first) {
+        c->first = now;
+        c->n = tensor_numel(r);
+        c->same = true;
+    } else {
+        c->same = c->same && tensor_numel(r) == c->n && memcmp(c->first, now, (size_t)c->n * sizeof *now) == 0;
+        free(now);
+    }
+    tensor_free(r);
+}
+
+/* Whether every result was the same; frees the first. */
+static bool DTFN(tcheck_done)(DTFN(tcheck) *c)
+{
+    bool same = c->first && c->same;
+    free(c->first);
+    c->first = NULL;
+    return same;
+}

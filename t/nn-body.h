@@ -708,19 +708,12 @@ static void DTFN(test_nn_threads)(void)
     TT *v300 = DTFN(make)(L_CONTIG, 1, (const int64_t[]){300}, &rng, D_RANDOM, -1, 1);
     TT *m300 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){300, 200}, &rng, D_RANDOM, -1, 1);
 
-    if (tendo_get_num_threads() < 2) {
-        tendo_set_num_threads(2);
-        if (tendo_get_num_threads() < 2)
-            diag("%s: only one thread available (no OpenMP?): the comparison is trivial", DT_NAME);
-    }
+    t_want_threads(DT_NAME);
     for (int k = 0; k < N_CASES; k++) {
-        E *first = NULL;
-        bool same = true;
-        int64_t n = 0;
+        DTFN(tcheck) c = {0};
 
         for (int threads = 1; threads <= 3; threads++) {
             TT *r = NULL;
-            E *now;
 
             tendo_set_num_threads(threads);
             switch (k) {
@@ -738,20 +731,9 @@ static void DTFN(test_nn_threads)(void)
             case 11: r = tensor_matmul(m3, m70); break;
             case 12: r = tensor_matmul(v300, m300); break;
             }
-            if (!r)
-                bail("%s failed: %s", names[k], tendo_error_message(tendo_last_error()));
-            n = tensor_numel(r);
-            now = DTFN(raw)(r);
-            if (!first) {
-                first = now;
-            } else {
-                same = same && memcmp(first, now, (size_t)n * sizeof *now) == 0;
-                free(now);
-            }
-            tensor_free(r);
+            DTFN(tcheck_add)(&c, r, names[k]);
         }
-        ok(same, "%s %s: 1, 2 and 3 threads bitwise identical", DT_NAME, names[k]);
-        free(first);
+        ok(DTFN(tcheck_done)(&c), "%s %s: 1, 2 and 3 threads bitwise identical", DT_NAME, names[k]);
     }
     tendo_set_num_threads(0); /* back to the default */
     tensor_free(big);

@@ -936,19 +936,12 @@ static void DTFN(test_threads)(void)
     TT *as = DTFN(make)(L_SLICED, 2, shape, &rng, -8, 8, 0, 0, false);
     TT *row = DTFN(make)(L_CONTIG, 1, shape + 1, &rng, -4, 4, 0, 0, false);
 
-    if (tendo_get_num_threads() < 2) {
-        tendo_set_num_threads(2);
-        if (tendo_get_num_threads() < 2)
-            diag("%s: only one thread available (no OpenMP?): the comparison is trivial", DT_NAME);
-    }
+    t_want_threads(DT_NAME);
     for (int k = 0; k < N_CASES; k++) {
-        E *first = NULL;
-        bool same = true;
-        int64_t n = 0;
+        DTFN(tcheck) c = {0};
 
         for (int threads = 1; threads <= 3; threads++) {
             TT *r = NULL;
-            E *now;
 
             tendo_set_num_threads(threads);
             switch (k) {
@@ -961,20 +954,10 @@ static void DTFN(test_threads)(void)
             case 6: r = tensor_sigmoid(as); break;
             case 7: r = tensor_clamp(af, 0.5, 2.5); break;
             }
-            if (!r)
-                bail("%s failed: %s", names[k], tendo_error_message(tendo_last_error()));
-            n = tensor_numel(r);
-            now = DTFN(raw)(r);
-            if (!first)
-                first = now;
-            else {
-                same = same && memcmp(first, now, (size_t)n * sizeof *now) == 0;
-                free(now);
-            }
-            tensor_free(r);
+            DTFN(tcheck_add)(&c, r, names[k]);
         }
-        ok(same && n == 150000, "%s %s on 300x500: 1, 2 and 3 threads bitwise identical", DT_NAME, names[k]);
-        free(first);
+        ok(DTFN(tcheck_done)(&c) && c.n == 150000, "%s %s on 300x500: 1, 2 and 3 threads bitwise identical",
+           DT_NAME, names[k]);
     }
     tendo_set_num_threads(0); /* back to the default */
     tensor_free(a);

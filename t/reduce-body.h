@@ -489,11 +489,7 @@ static void DTFN(test_reduce_threads)(void)
     const int64_t mil = 1000000;
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
 
-    if (tendo_get_num_threads() < 2) {
-        tendo_set_num_threads(2);
-        if (tendo_get_num_threads() < 2)
-            diag("%s: only one thread available (no OpenMP?): the comparison is trivial", DT_NAME);
-    }
+    t_want_threads(DT_NAME);
     for (int k = 0; k < ncases; k++) {
         TT *a = DTFN(make)(L_CONTIG, 2, cases[k].s, &rng, D_RANDOM, -1, 1);
         TT *at = DTFN(make)(L_TRANS, 2, cases[k].s, &rng, D_RANDOM, -1, 1);
@@ -501,31 +497,14 @@ static void DTFN(test_reduce_threads)(void)
 
         for (int op = 0; op < R_COUNT; op++)
             for (int tr = 0; tr < 2; tr++) {
-                E *first = NULL;
-                bool same = true;
-                int64_t n = 0;
+                DTFN(tcheck) c = {0};
 
                 for (int threads = 1; threads <= 3; threads++) {
-                    TT *r;
-                    E *now;
-
                     tendo_set_num_threads(threads);
-                    r = DTFN(reduce)(op, tr ? at : a, cases[k].dim, false);
-                    if (!r)
-                        bail("%s failed: %s", t_rname[op], tendo_error_message(tendo_last_error()));
-                    n = tensor_numel(r);
-                    now = DTFN(raw)(r);
-                    if (!first) {
-                        first = now;
-                    } else {
-                        same = same && memcmp(first, now, (size_t)n * sizeof *now) == 0;
-                        free(now);
-                    }
-                    tensor_free(r);
+                    DTFN(tcheck_add)(&c, DTFN(reduce)(op, tr ? at : a, cases[k].dim, false), t_rname[op]);
                 }
-                ok(same, "%s %s of %s%s over dim %d: 1, 2 and 3 threads bitwise identical", DT_NAME, t_rname[op],
-                   t_shape_str(s1, sizeof s1, 2, cases[k].s), tr ? " (transposed)" : "", cases[k].dim);
-                free(first);
+                ok(DTFN(tcheck_done)(&c), "%s %s of %s%s over dim %d: 1, 2 and 3 threads bitwise identical", DT_NAME,
+                   t_rname[op], t_shape_str(s1, sizeof s1, 2, cases[k].s), tr ? " (transposed)" : "", cases[k].dim);
             }
         tensor_free(a);
         tensor_free(at);
@@ -535,26 +514,13 @@ static void DTFN(test_reduce_threads)(void)
         TT *af = DTFN(make)(L_FLIP, 2, (const int64_t[]){1000, 1000}, &rng, D_RANDOM, -1, 1);
 
         for (int which = 0; which < 2; which++) {
-            E first = E_FROM_DOUBLE(0);
-            bool same = true;
+            DTFN(tcheck) c = {0};
 
             for (int threads = 1; threads <= 3; threads++) {
-                TT *r;
-                E *now;
-
                 tendo_set_num_threads(threads);
-                r = tensor_sum_all(which ? af : a);
-                if (!r)
-                    bail("sum_all failed: %s", tendo_error_message(tendo_last_error()));
-                now = DTFN(raw)(r);
-                if (threads == 1)
-                    first = now[0];
-                else
-                    same = same && memcmp(&first, now, sizeof first) == 0;
-                free(now);
-                tensor_free(r);
+                DTFN(tcheck_add)(&c, tensor_sum_all(which ? af : a), "sum_all");
             }
-            ok(same, "%s sum_all of 10^6 elements%s: 1, 2 and 3 threads bitwise identical", DT_NAME,
+            ok(DTFN(tcheck_done)(&c), "%s sum_all of 10^6 elements%s: 1, 2 and 3 threads bitwise identical", DT_NAME,
                which ? " (flipped 1000x1000)" : "");
         }
         tensor_free(a);
