@@ -214,6 +214,18 @@ static void empty_locked(tendo__pool *p)
     release_whole_segments(p, &p->large, UINTPTR_MAX);
 }
 
+/* Merges b's right neighbour (out of every set already) into b. */
+static void absorb_next(tendo__pool *p, tendo__pool_block *b)
+{
+    tendo__pool_block *n = b->next;
+
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next)
+        n->next->prev = b;
+    block_delete(p, n);
+}
+
 /* Puts a block back among the free ones, merged with free neighbours. */
 static void free_block(tendo__pool *p, tendo__pool_block *b)
 {
@@ -222,26 +234,17 @@ static void free_block(tendo__pool *p, tendo__pool_block *b)
 
     b->allocated = false;
     b->nuses = 0;
-    if (b->prev && !b->prev->allocated) {
-        tendo__pool_block *prev = b->prev;
-        set_remove(s, prev);
+    if (b->prev && !b->prev->allocated) { /* b goes into its free left neighbour */
+        b = b->prev;
+        set_remove(s, b);
         p->d.free_blocks--;
-        prev->size += b->size;
-        prev->next = b->next;
-        if (b->next)
-            b->next->prev = prev;
-        block_delete(p, b);
-        b = prev;
+        absorb_next(p, b);
     }
     n = b->next;
     if (n && !n->allocated) {
         set_remove(s, n);
         p->d.free_blocks--;
-        b->size += n->size;
-        b->next = n->next;
-        if (n->next)
-            n->next->prev = b;
-        block_delete(p, n);
+        absorb_next(p, b);
     }
     if (!set_insert(s, b)) {
         /* no memory for the index: give the segment back if it is whole,
