@@ -14,7 +14,6 @@
 #include <stdlib.h>
 
 #include "half.h"
-#include "rng.h"
 #include "tap.h"
 #include "tendo.h"
 
