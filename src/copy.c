@@ -224,6 +224,13 @@ tendo__tensor *tendo__to_device(const tendo__tensor *t, tendo_device d)
     return out;
 }
 
+tendo__tensor *tendo__host_contiguous(const char *op, const tendo__tensor *t)
+{
+    if (t->storage->device.type == TENDO_CPU)
+        return tendo__contiguous(op, t);
+    return tendo__to_device(t, tendo_cpu());
+}
+
 tendo_status tendo__copy_out(const char *op, const tendo__tensor *t, void *dst, int64_t count)
 {
     if (!tendo__check_tensor(op, "t", t))

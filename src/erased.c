@@ -1,6 +1,6 @@
 /* src/erased.c - tendo_tensor: the type-erased view of any tensor handle. */
 #include "internal.h"
-#include "tendo/erased.h"
+#include "tendo.h"
 
 static const tendo__tensor *unerase(const tendo_tensor *t) { return (const tendo__tensor *)(const void *)t; }
 
@@ -35,3 +35,48 @@ tendo_device tendo_tensor_device(const tendo_tensor *t)
 }
 
 void tendo_tensor_free(tendo_tensor *t) { tendo__tensor_free((tendo__tensor *)(void *)t); }
+
+tendo_tensor *tendo_tensor_alias(const tendo_tensor *t)
+{
+    static const char op[] = "tensor_alias";
+    const tendo__tensor *c = unerase(t);
+
+    if (!tendo__check_tensor(op, "t", c))
+        return NULL;
+    return (tendo_tensor *)(void *)tendo__tensor_view(op, c, c->ndim, c->shape, c->stride, c->offset);
+}
+
+tendo_tensor *tendo_tensor_to_dtype(const tendo_tensor *t, tendo_dtype to)
+{
+    static const char op[] = "tensor_to_dtype";
+    const tendo__tensor *c = unerase(t);
+
+    if (!tendo__check_tensor(op, "t", c))
+        return NULL;
+#define CONVERT(a, A, b, B)                                                                        \
+    if (c->dtype == TENDO_##A && to == TENDO_##B)                                                  \
+        return tensor_##b##_erase(tensor_##a##_to_##b((const tensor_##a *)(const void *)c));
+    TENDO_FOREACH_DTYPE_PAIR(CONVERT)
+#undef CONVERT
+    tendo__fail(TENDO_ERR_DTYPE, op, "no dtype with code %d in this build", (int)to);
+    return NULL;
+}
+
+tendo_tensor *tendo_tensor_to_device(const tendo_tensor *t, tendo_device d)
+{
+    return (tendo_tensor *)(void *)tendo__to_device(unerase(t), d);
+}
+
+void *tendo_tensor_data(const tendo_tensor *t)
+{
+    const tendo__tensor *c = unerase(t);
+
+    if (!tendo__check_tensor("tensor_data", "t", c))
+        return NULL;
+    if (c->storage->device.type != TENDO_CPU) {
+        tendo__fail(TENDO_ERR_DEVICE, "tensor_data", "the tensor is on %s, not the CPU",
+                    tendo_device_str(c->storage->device));
+        return NULL;
+    }
+    return tendo__tensor_data(c);
+}

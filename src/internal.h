@@ -61,6 +61,12 @@ struct tendo__storage {
 /* New storage of nbytes 64-byte aligned bytes on d, from d's pool, with one
  * reference; NULL (TENDO_ERR_OOM) on failure. */
 tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d);
+/* Storage over nbytes at data that tendo did not allocate (a file mapping,
+ * another framework's buffer), with one reference; the last release calls
+ * release(ctx, data, nbytes).  NULL (TENDO_ERR_OOM) on failure, and then
+ * release is not called: the caller still owns data. */
+tendo__storage *tendo__storage_wrap(const char *op, void *data, size_t nbytes, tendo_device d,
+                                    tendo__release_fn release, void *ctx);
 /* Adds a reference to s and returns s. */
 tendo__storage *tendo__storage_retain(tendo__storage *s);
 /* Drops a reference; frees s and its data with the last one. NULL is a no-op. */
@@ -122,6 +128,11 @@ tendo__tensor *tendo__tensor_new(const char *op, tendo_dtype dtype, int ndim,
  * caller); NULL on out of memory. */
 tendo__tensor *tendo__tensor_view(const char *op, const tendo__tensor *t, int ndim,
                                   const int64_t *shape, const int64_t *stride, int64_t offset);
+/* New handle over storage s (a new reference to it) with the given dtype,
+ * shape, strides (NULL: row-major) and offset in elements, all validated by
+ * the caller; NULL on out of memory. */
+tendo__tensor *tendo__tensor_over(const char *op, tendo__storage *s, tendo_dtype dtype, int ndim,
+                                  const int64_t *shape, const int64_t *stride, int64_t offset);
 /* Frees the handle and drops its storage reference; NULL is a no-op. */
 void tendo__tensor_free(tendo__tensor *t);
 /* Address of element 0 (the offset applied); CPU tensors only. */
@@ -168,6 +179,9 @@ tendo__tensor *tendo__clone(const char *op, const tendo__tensor *t);
 tendo__tensor *tendo__contiguous(const char *op, const tendo__tensor *t);
 /* A contiguous copy of t on device d. */
 tendo__tensor *tendo__to_device(const tendo__tensor *t, tendo_device d);
+/* t's elements in row-major order in host memory: t itself as a new handle
+ * when it is a contiguous CPU tensor, else a contiguous CPU copy. */
+tendo__tensor *tendo__host_contiguous(const char *op, const tendo__tensor *t);
 /* copy_to: validates dst/count and copies. */
 tendo_status tendo__copy_out(const char *op, const tendo__tensor *t, void *dst, int64_t count);
 

@@ -6,7 +6,6 @@
  * {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } padded with
  * spaces and ended by '\n', so that the data starts at a multiple of 64.
  */
-#define _DEFAULT_SOURCE /* mkstemp */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "outfile.h"
 #include "tendo/io.h"
 
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
@@ -222,12 +222,13 @@ tendo_status tendo_npy_save(const char *path, const tendo_tensor *e)
     static const char op[] = "npy_save";
     const tendo__tensor *t = (const tendo__tensor *)(const void *)e;
     const char *descr = NULL;
-    char dict[512], *tmp = NULL, *data = NULL;
-    size_t dlen, total, pad, elsize;
+    char dict[512];
+    size_t dlen, total, pad;
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
-    FILE *f = NULL;
-    int fd = -1, n;
-    tendo_status st = TENDO_ERR_IO;
+    static const char spaces[64] = "                                                               ";
+    tendo__tensor *dense;
+    tendo__outfile f;
+    int n;
 
     if (!path)
         return tendo__fail(TENDO_ERR_INVALID_ARG, op, "path is NULL");
@@ -251,49 +252,18 @@ tendo_status tendo_npy_save(const char *path, const tendo_tensor *e)
     pad = (64 - total % 64) % 64;
     pre[8] = (unsigned char)((dlen + pad + 1) & 0xff);
     pre[9] = (unsigned char)((dlen + pad + 1) >> 8);
-    elsize = tendo_dtype_size(t->dtype);
-    data = malloc((size_t)(t->numel ? t->numel : 1) * elsize);
-    tmp = malloc(strlen(path) + 16);
-    if (tmp)
-        tmp[0] = '\0';
-    if (!data || !tmp) {
-        st = tendo__fail(TENDO_ERR_OOM, op, "out of memory writing %s", path);
-        goto out;
+    dense = tendo__host_contiguous(op, t);
+    if (!dense)
+        return tendo_error_status(tendo_last_error());
+    if (!tendo__outfile_open(&f, op, path)) {
+        tendo__tensor_free(dense);
+        return tendo_error_status(tendo_last_error());
     }
-    tendo__copy_to_dense(t, data);
-    /* written beside the target and renamed, so a crash never leaves half a file */
-    sprintf(tmp, "%s.tmpXXXXXX", path);
-    if ((fd = mkstemp(tmp)) < 0) {
-        tmp[0] = '\0'; /* nothing to remove */
-        tendo__fail(TENDO_ERR_IO, op, "%s: cannot create a temporary file beside it", path);
-        goto out;
-    }
-    if (!(f = fdopen(fd, "wb"))) {
-        tendo__fail(TENDO_ERR_IO, op, "%s: cannot open the temporary file", path);
-        goto out;
-    }
-    fd = -1;
-    if (fwrite(pre, 1, sizeof pre, f) != sizeof pre || fwrite(dict, 1, dlen, f) != dlen ||
-        fprintf(f, "%*s\n", (int)pad, "") != (int)pad + 1 ||
-        fwrite(data, elsize, (size_t)t->numel, f) != (size_t)t->numel || fclose(f) != 0) {
-        f = NULL;
-        tendo__fail(TENDO_ERR_IO, op, "%s: write failed", path);
-        goto out;
-    }
-    f = NULL;
-    if (rename(tmp, path) != 0) {
-        tendo__fail(TENDO_ERR_IO, op, "%s: cannot rename the temporary file into place", path);
-        goto out;
-    }
-    st = TENDO_OK;
-out:
-    if (f)
-        fclose(f);
-    if (fd >= 0)
-        close(fd);
-    if (st != TENDO_OK && tmp && tmp[0])
-        unlink(tmp);
-    free(tmp);
-    free(data);
-    return st;
+    tendo__outfile_write(&f, pre, sizeof pre);
+    tendo__outfile_write(&f, dict, dlen);
+    tendo__outfile_write(&f, spaces, pad);
+    tendo__outfile_write(&f, "\n", 1);
+    tendo__outfile_write(&f, tendo__tensor_data(dense), (size_t)t->numel * tendo_dtype_size(t->dtype));
+    tendo__tensor_free(dense);
+    return tendo__outfile_commit(&f);
 }

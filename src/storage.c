@@ -75,6 +75,26 @@ tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d
     return s;
 }
 
+tendo__storage *tendo__storage_wrap(const char *op, void *data, size_t nbytes, tendo_device d,
+                                    tendo__release_fn release, void *ctx)
+{
+    tendo__storage *s = malloc(sizeof *s);
+
+    if (!s) {
+        tendo__fail(TENDO_ERR_OOM, op, "out of memory allocating a storage header");
+        return NULL;
+    }
+    atomic_init(&s->refs, 1);
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = d;
+    s->pool = NULL;
+    s->block = NULL;
+    s->release = release;
+    s->release_ctx = ctx;
+    return s;
+}
+
 tendo__storage *tendo__storage_retain(tendo__storage *s)
 {
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);

@@ -56,25 +56,34 @@ tendo__tensor *tendo__tensor_new(const char *op, tendo_dtype dtype, int ndim,
     return t;
 }
 
-tendo__tensor *tendo__tensor_view(const char *op, const tendo__tensor *base, int ndim,
+tendo__tensor *tendo__tensor_over(const char *op, tendo__storage *s, tendo_dtype dtype, int ndim,
                                   const int64_t *shape, const int64_t *stride, int64_t offset)
 {
     tendo__tensor *t = header_new(op);
 
     if (!t)
         return NULL;
-    t->dtype = base->dtype;
+    t->dtype = dtype;
     t->ndim = ndim;
     t->numel = 1;
     for (int i = 0; i < ndim; i++) {
         t->shape[i] = shape[i];
-        t->stride[i] = stride[i];
         t->numel *= shape[i];
     }
+    if (stride)
+        memcpy(t->stride, stride, (size_t)ndim * sizeof *stride);
+    else
+        tendo__contiguous_strides(ndim, t->shape, t->stride);
     t->offset = offset;
-    t->storage = tendo__storage_retain(base->storage);
+    t->storage = tendo__storage_retain(s);
     tendo__emit_tensor(TENDO_EVENT_TENSOR_CREATED, t);
     return t;
+}
+
+tendo__tensor *tendo__tensor_view(const char *op, const tendo__tensor *base, int ndim,
+                                  const int64_t *shape, const int64_t *stride, int64_t offset)
+{
+    return tendo__tensor_over(op, base->storage, base->dtype, ndim, shape, stride, offset);
 }
 
 void tendo__tensor_free(tendo__tensor *t)

@@ -23,6 +23,18 @@ TENDO_API const int64_t *tendo_tensor_shape(const tendo_tensor *t);
 TENDO_API const int64_t *tendo_tensor_stride(const tendo_tensor *t);
 TENDO_API int64_t tendo_tensor_numel(const tendo_tensor *t);
 TENDO_API tendo_device tendo_tensor_device(const tendo_tensor *t);
+/* A new handle viewing the same elements as t (same storage, shape and
+ * strides); the caller frees it.  NULL on failure. */
+TENDO_API tendo_tensor *tendo_tensor_alias(const tendo_tensor *t);
+/* A contiguous copy of t converted to dtype to (rounded once), on t's
+ * device; the caller frees it.  TENDO_ERR_DTYPE for a dtype this build
+ * lacks. */
+TENDO_API tendo_tensor *tendo_tensor_to_dtype(const tendo_tensor *t, tendo_dtype to);
+/* A contiguous copy of t on device d; the caller frees it. */
+TENDO_API tendo_tensor *tendo_tensor_to_device(const tendo_tensor *t, tendo_device d);
+/* Address of element 0 of a CPU tensor (index it with tendo_tensor_stride),
+ * borrowed; NULL for a GPU tensor or on error. */
+TENDO_API void *tendo_tensor_data(const tendo_tensor *t);
 /* Releases the handle t (its storage goes with its last view); NULL is a
  * no-op. */
 TENDO_API void tendo_tensor_free(tendo_tensor *t);

@@ -9,6 +9,16 @@
 extern "C" {
 #endif
 
+/* Whether saves (npy, safetensors) flush the file to disk before renaming
+ * it into place.  Every save writes a temporary file and renames it, so a
+ * crashing program never leaves half a file under the real name; with
+ * durable saves on (the default) that also holds across a system crash or
+ * power loss, at the cost of waiting for the disk.  Off, the flush is left
+ * to the operating system, as numpy and the safetensors package leave it.
+ * Process-wide; safe to call from any thread. */
+TENDO_API void tendo_set_durable_saves(bool on);
+TENDO_API bool tendo_get_durable_saves(void);
+
 /* Loads a numpy .npy file (format 1.0, 2.0 or 3.0; little- or big-endian
  * '<f4'/'<f2'...; C or Fortran order, the latter as a transposed view) as
  * a new CPU tensor of the matching dtype; the caller frees it with
@@ -20,6 +30,62 @@ TENDO_API tendo_tensor *tendo_npy_load(const char *path);
  * little-endian, C order, through a temporary file renamed into place.
  * TENDO_ERR_UNSUPPORTED for a dtype numpy lacks (bf16), naming it. */
 TENDO_API tendo_status tendo_npy_save(const char *path, const tendo_tensor *t);
+
+/* ---- collections: named tensors plus string metadata ---------------------
+ *
+ * What a safetensors file holds: tensors in file order, each under a unique
+ * name, and a string -> string map (the file's "__metadata__").  A
+ * collection holds its own handle on each tensor; the tensors it hands out
+ * are borrowed (valid until the collection is freed; tendo_tensor_alias
+ * makes one that outlives it).
+ */
+typedef struct tendo_collection tendo_collection;
+
+/* A new, empty collection the caller frees with tendo_collection_free;
+ * NULL (TENDO_ERR_OOM) on failure. */
+TENDO_API tendo_collection *tendo_collection_new(void);
+/* Frees c and its handles (storage lives on in other views); NULL is a
+ * no-op. */
+TENDO_API void tendo_collection_free(tendo_collection *c);
+/* Appends t under name; the collection takes its own handle, the caller
+ * keeps t.  TENDO_ERR_INVALID_ARG for an empty or duplicate name. */
+TENDO_API tendo_status tendo_collection_add(tendo_collection *c, const char *name, const tendo_tensor *t);
+/* Number of tensors; -1 for NULL. */
+TENDO_API int64_t tendo_collection_count(const tendo_collection *c);
+/* Name of tensor i (0 <= i < count), borrowed; NULL when out of range. */
+TENDO_API const char *tendo_collection_name(const tendo_collection *c, int64_t i);
+/* Tensor i, borrowed; NULL when out of range. */
+TENDO_API tendo_tensor *tendo_collection_at(const tendo_collection *c, int64_t i);
+/* The tensor called name, borrowed; NULL (TENDO_ERR_INVALID_ARG naming it)
+ * when there is none. */
+TENDO_API tendo_tensor *tendo_collection_get(const tendo_collection *c, const char *name);
+/* Sets metadata key to value (both copied; a key set twice keeps the last). */
+TENDO_API tendo_status tendo_collection_set_metadata(tendo_collection *c, const char *key, const char *value);
+/* Number of metadata entries; -1 for NULL. */
+TENDO_API int64_t tendo_collection_metadata_count(const tendo_collection *c);
+/* Key of metadata entry i, borrowed; NULL when out of range. */
+TENDO_API const char *tendo_collection_metadata_key(const tendo_collection *c, int64_t i);
+/* The value of key, borrowed; NULL (no error set) when absent. */
+TENDO_API const char *tendo_collection_metadata(const tendo_collection *c, const char *key);
+
+/* ---- safetensors ------------------------------------------------------------ */
+
+/* Loads a safetensors file into a new collection the caller frees.  On the
+ * CPU the tensors are views of one private mapping of the file: nothing is
+ * read until touched, and the mapping lives until the last view of any
+ * tensor from it is freed (a write to a loaded tensor changes that page of
+ * the mapping, never the file).  A tensor whose offset is not a multiple of
+ * its element size is copied instead.  On a GPU device each tensor is
+ * copied there.  NULL on failure: TENDO_ERR_IO (unreadable), TENDO_ERR_FORMAT
+ * (not valid safetensors: the file name and the fault),
+ * TENDO_ERR_UNSUPPORTED (a valid dtype this build lacks, such as F64, named),
+ * TENDO_ERR_DEVICE. */
+TENDO_API tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev);
+/* Writes c's tensors (any device, any strides) in c's order, and its
+ * metadata, in the reference layout: header length (8 bytes, little-endian),
+ * the JSON header padded with spaces to a multiple of 8, then the data.
+ * Written to a temporary file in the same directory and renamed into place. */
+TENDO_API tendo_status tendo_safetensors_save(const char *path, const tendo_collection *c);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,83 @@
+#!/bin/sh
+# t/t-safetensors-py.sh - files written by the real safetensors package
+# (PyPI) load in tendo bit for bit, and files tendo writes load back in it
+# bit for bit.  Skips when no Python has safetensors and numpy (CI installs
+# them; see .ci/run).
+: "${top_builddir:=.}"
+py=
+for p in "${BENCH_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c 'import numpy, safetensors' 2>/dev/null && { py=$p; break; }
+done
+if [ -z "$py" ]; then echo "1..0 # SKIP no Python with numpy and safetensors (pip install safetensors)"; exit 0; fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+"$py" - "$tmp" <<'PY' || { echo "1..0 # SKIP the safetensors package could not write its file"; exit 0; }
+import sys, numpy as np, safetensors
+d = sys.argv[1]
+# bf16 has no numpy dtype: small integers are exact, so their bf16 bits
+# are the top halves of their f32 bits
+bf16 = (np.arange(7, dtype=np.float32).view(np.uint32) >> 16).astype("<u2").tobytes()
+tensors = {
+    "f32": ("F32", "float32", (2, 3, 4), (np.arange(24, dtype="<f4") / 2 - 3).astype("<f4").tobytes()),
+    "f16": ("F16", "float16", (10,), np.arange(10, dtype="<f2").tobytes()),
+    "bf16": ("BF16", "bfloat16", (7,), bf16),
+    "scalar": ("F32", "float32", (), np.array(3.5, dtype="<f4").tobytes()),
+    "empty": ("F16", "float16", (0, 5), b""),
+}
+metadata = {"framework": "test", "note": "\u00fcn\u00efcode"}
+path = f"{d}/py.safetensors"
+if hasattr(safetensors, "TensorSpec"):  # 0.8 and later: raw pointers
+    keep = {k: np.frombuffer(v[3] or b"\0", np.uint8) for k, v in tensors.items()}
+    safetensors.serialize_file({k: safetensors.TensorSpec(dtype=v[1], shape=list(v[2]),
+                                data_ptr=keep[k].ctypes.data, data_len=len(v[3]))
+                                for k, v in tensors.items()}, path, metadata=metadata)
+else:  # earlier: dicts of bytes
+    safetensors.serialize_file({k: {"dtype": v[0], "shape": list(v[2]), "data": v[3]}
+                                for k, v in tensors.items()}, path, metadata=metadata)
+PY
+# tendo's half prints TAP lines 1..9; the package's checks follow
+"$top_builddir/t/t-safetensors" check "$tmp" | grep -v '^1\.\.'
+"$py" - "$tmp" <<'PY'
+import sys, numpy as np, safetensors
+from safetensors import safe_open
+d = sys.argv[1]
+n = 9
+def check(good, what):
+    global n
+    n += 1
+    print(f"{'ok' if good else 'not ok'} {n} - {what}")
+def load(path):
+    with open(path, "rb") as f:
+        return dict(safetensors.deserialize(f.read()))
+try:
+    mine, theirs = load(f"{d}/resaved.safetensors"), load(f"{d}/py.safetensors")
+    check(mine.keys() == theirs.keys() and all(
+        mine[k]["dtype"] == theirs[k]["dtype"] and mine[k]["shape"] == theirs[k]["shape"]
+        and bytes(mine[k]["data"]) == bytes(theirs[k]["data"]) for k in theirs),
+        "the package reads tendo's re-save of its file: every dtype, shape and byte equal")
+except Exception as e:
+    check(False, f"the package reads tendo's re-save ({e})")
+with open(f"{d}/resaved.safetensors", "rb") as a, open(f"{d}/py.safetensors", "rb") as b:
+    check(a.read() == b.read(), "tendo's re-save is byte for byte the package's file")
+try:
+    with safe_open(f"{d}/tendo.safetensors", framework="np") as f:
+        meta = f.metadata()
+        t = f.get_tensor("transposed")
+        h = f.get_tensor("f16")
+    want = np.arange(6, dtype=np.float32).reshape(2, 3).T
+    check(t.dtype == np.float32 and t.shape == (3, 2) and t.tobytes() == np.ascontiguousarray(want).tobytes(),
+          "safe_open(framework='np') reads tendo's transposed f32 view as the transposed matrix")
+    check(h.dtype == np.float16 and h.tobytes() == want.astype(np.float16).tobytes(),
+          "and its f16 copy, bit for bit")
+    check(meta == {"written_by": "tendo"}, "and its metadata")
+except Exception as e:
+    for what in ("safe_open reads tendo's f32", "and its f16", "and its metadata"):
+        check(False, f"{what} ({e})")
+try:
+    b = load(f"{d}/tendo.safetensors")["bf16"]
+    want = (np.arange(6, dtype=np.float32).view(np.uint32) >> 16).astype("<u2").tobytes()
+    check(b["dtype"] == "BF16" and b["shape"] == [2, 3] and bytes(b["data"]) == want, "and its bf16 tensor, bit for bit")
+except Exception as e:
+    check(False, f"and its bf16 tensor ({e})")
+print(f"1..{n}")
+PY
