@@ -1,54 +1,157 @@
-/* tools/tendo.c - the `tendo` command: what this build is, and a demo.
+/* tools/tendo.c - the `tendo` command: what this build is, what a tensor
+ * file holds, and converting one to another dtype.
  *
- *   tendo info        version, dtypes and devices of this build
- *   tendo demo        a short tour: creation, views, conversion, printing
- *   tendo --help
+ *   tendo info                     version, build options, dtypes, devices
+ *   tendo inspect FILE...          tensors and statistics (tools/inspect.c)
+ *   tendo convert --dtype DT IN OUT  (tools/convert.c)
+ *   tendo demo                     a short tour: creation, views, printing
+ *   tendo help [COMMAND], tendo COMMAND --help
  *
  * With TENDO_TRACE=1, every op is printed to stderr as it runs, and demo
  * ends with the per-op summary table.
  *
- * Exit status: 0 on success, 1 when a tendo call fails, 2 on bad usage.
+ * Exit status: 0 on success, 1 when an input cannot be read or a tendo call
+ * fails, 2 on bad usage.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <tendo.h>
+#include "cli.h"
 
-static int usage(FILE *out, int status)
+static int info(int argc, char **argv);
+static void info_help(FILE *out);
+static int demo(int argc, char **argv);
+static void demo_help(FILE *out);
+
+static const struct command {
+    const char *name, *summary;
+    int (*run)(int argc, char **argv);
+    void (*help)(FILE *out);
+} commands[] = {
+    {"info", "the version, build options, dtypes and devices of this build", info, info_help},
+    {"inspect", "list the tensors of safetensors and .npy files, with statistics", tool_inspect,
+     tool_inspect_help},
+    {"convert", "convert the floating tensors of a file to another dtype", tool_convert, tool_convert_help},
+    {"demo", "create, view, convert and print a few tensors", demo, demo_help},
+};
+enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+static const struct command *find_command(const char *name)
 {
-    fprintf(out,
-            "usage: tendo COMMAND\n"
-            "\n"
-            "commands:\n"
-            "  info    print the version, dtypes and devices of this build\n"
-            "  demo    create, view, convert and print a few tensors\n"
-            "\n"
-            "options:\n"
-            "  -h, --help     this text\n"
-            "  --version      the library version\n");
-    return status;
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
 }
 
-static int info(void)
+static void usage(FILE *out)
 {
-    int ndev = tendo_cuda_device_count();
+    fprintf(out, "usage: tendo COMMAND [ARGS...]\n"
+                 "\n"
+                 "commands:\n");
+    for (int i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "  help      this text, or 'tendo help COMMAND' for a command's\n"
+                 "\n"
+                 "options:\n"
+                 "  -h, --help     this text\n"
+                 "  --version      the library version\n"
+                 "\n"
+                 "Exit status: 0 on success, 1 when an input file cannot be read or an\n"
+                 "operation fails (the reason on stderr), 2 for bad usage.\n");
+}
 
+/* A command that takes no arguments but --help. */
+static int no_arguments(const char *cmd, int argc, char **argv, void (*help)(FILE *), bool *helped)
+{
+    *helped = false;
+    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        help(stdout);
+        *helped = true;
+        return TOOL_OK;
+    }
+    if (argc > 1)
+        return argv[1][0] == '-' ? tool_usage_error(cmd, "unknown option '%s'", argv[1])
+                                 : tool_usage_error(cmd, "unexpected argument '%s'", argv[1]);
+    return TOOL_OK;
+}
+
+static void info_help(FILE *out)
+{
+    fprintf(out, "usage: tendo info\n"
+                 "\n"
+                 "Prints the library's version and build options (BLAS, OpenMP, events,\n"
+                 "CUDA), the threads CPU ops use (TENDO_NUM_THREADS or OMP_NUM_THREADS\n"
+                 "when set), the dtypes of this build with their sizes and file names,\n"
+                 "and the devices: the CPU and each CUDA device.\n");
+}
+
+/* The value of key in the build options ("blas=cblas openmp=yes ..."),
+ * which may contain spaces inside parentheses; "?" when absent. */
+static void build_option(const char *key, char *buf, size_t n)
+{
+    const char *opts = tendo_build_options(), *p = opts;
+    size_t klen = strlen(key), len = 0;
+    int depth = 0;
+
+    snprintf(buf, n, "?");
+    while ((p = strstr(p, key)) != NULL) {
+        if ((p == opts || p[-1] == ' ') && p[klen] == '=')
+            break;
+        p += klen;
+    }
+    if (!p)
+        return;
+    p += klen + 1;
+    while (p[len] && (depth > 0 || p[len] != ' ')) {
+        depth += p[len] == '(' ? 1 : p[len] == ')' ? -1 : 0;
+        len++;
+    }
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+}
+
+static int info(int argc, char **argv)
+{
+    bool helped;
+    int status = no_arguments("info", argc, argv, info_help, &helped), ndev;
+    char blas[128], openmp[32];
+
+    if (status != TOOL_OK || helped)
+        return status;
+    build_option("blas", blas, sizeof blas);
+    build_option("openmp", openmp, sizeof openmp);
     printf("tendo %s\n", tendo_version());
-    printf("build: %s\n", tendo_build_options());
-    printf("cpu threads: %d\n", tendo_get_num_threads());
-    printf("dtypes:");
-#define PRINT_DTYPE(name, NAME, ct) printf(" %s(%zu bytes)", #name, tendo_dtype_size(TENDO_##NAME));
-    TENDO_FOREACH_DTYPE(PRINT_DTYPE)
+    printf("build:       %s\n", tendo_build_options());
+    printf("blas:        %s\n", blas);
+    printf("openmp:      %s, %d thread%s for CPU ops\n", openmp, tendo_get_num_threads(),
+           tendo_get_num_threads() == 1 ? "" : "s");
+    printf("max dims:    %d\n", TENDO_MAX_DIMS);
+    printf("dtypes:\n");
+#define PRINT_DTYPE(name, NAME, ct, npy, st, code, bits)                                         \
+    printf("  %-6s %zu byte%s  safetensors %-5s numpy %s\n", #name, tendo_dtype_size(TENDO_##NAME), \
+           tendo_dtype_size(TENDO_##NAME) == 1 ? " " : "s", st, npy[0] ? npy : "(none)");
+    TENDO_FOREACH_DTYPE_INFO(PRINT_DTYPE)
 #undef PRINT_DTYPE
-    printf("\n");
-    printf("devices: cpu");
+    printf("devices:\n  cpu\n");
+    ndev = tendo_cuda_device_count();
     for (int i = 0; i < ndev; i++)
-        printf(" %s", tendo_device_str(tendo_cuda(i)));
-    printf("\n");
-    printf("cuda: %s\n", tendo_cuda_available() ? "available" : "not available (built without CUDA)");
-    printf("max dims: %d\n", TENDO_MAX_DIMS);
-    return 0;
+        printf("  %s\n", tendo_device_str(tendo_cuda(i)));
+    if (ndev == 0)
+        printf("  no CUDA devices available%s\n", tendo_cuda_available() ? "" : " (this build has no CUDA)");
+    return tool_finish_stdout("info", TOOL_OK);
+}
+
+static void demo_help(FILE *out)
+{
+    fprintf(out, "usage: tendo demo\n"
+                 "\n"
+                 "A short tour of the library: arange, views, bf16 rounding, matmul,\n"
+                 "softmax and an error reported rather than aborted.  With\n"
+                 "TENDO_TRACE=1 every op is printed to stderr and a summary follows.\n");
 }
 
 /* Prints tendo's last error and returns 1. */
@@ -58,7 +161,7 @@ static int failed(const char *what)
     return 1;
 }
 
-static int demo(void)
+static int demo_tour(void)
 {
     tensor_f32 *a = NULL, *m = NULL, *t = NULL, *s = NULL, *r = NULL, *back = NULL;
     tensor_bf16 *h = NULL;
@@ -131,24 +234,52 @@ out:
     return status;
 }
 
+static int demo(int argc, char **argv)
+{
+    bool helped;
+    int status = no_arguments("demo", argc, argv, demo_help, &helped);
+
+    if (status != TOOL_OK || helped)
+        return status;
+    status = demo_tour();
+    if (getenv("TENDO_TRACE")) /* the trace observer ran: show its totals */
+        tendo_trace_summary();
+    return tool_finish_stdout("demo", status);
+}
+
+static bool is_help(const char *s) { return !strcmp(s, "-h") || !strcmp(s, "--help"); }
+
 int main(int argc, char **argv)
 {
-    if (argc != 2)
-        return usage(stderr, 2);
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
-        return usage(stdout, 0);
+    const struct command *c;
+
+    if (argc < 2) {
+        usage(stderr);
+        return TOOL_USAGE;
+    }
+    if (is_help(argv[1]) || (!strcmp(argv[1], "help") && argc == 2)) {
+        usage(stdout);
+        return tool_finish_stdout("help", TOOL_OK);
+    }
     if (!strcmp(argv[1], "--version")) {
         printf("tendo %s\n", tendo_version());
-        return 0;
+        return tool_finish_stdout("help", TOOL_OK);
     }
-    if (!strcmp(argv[1], "info"))
-        return info();
-    if (!strcmp(argv[1], "demo")) {
-        int status = demo();
-        if (getenv("TENDO_TRACE")) /* the trace observer ran: show its totals */
-            tendo_trace_summary();
-        return status;
+    if (!strcmp(argv[1], "help")) {
+        if (argc > 3)
+            return tool_usage_error("help", "one COMMAND at most");
+        if (!(c = find_command(argv[2]))) {
+            fprintf(stderr, "tendo help: unknown command '%s'\n", argv[2]);
+            usage(stderr);
+            return TOOL_USAGE;
+        }
+        c->help(stdout);
+        return tool_finish_stdout("help", TOOL_OK);
     }
-    fprintf(stderr, "tendo: unknown command '%s'\n", argv[1]);
-    return usage(stderr, 2);
+    if (!(c = find_command(argv[1]))) {
+        fprintf(stderr, argv[1][0] == '-' ? "tendo: unknown option '%s'\n" : "tendo: unknown command '%s'\n", argv[1]);
+        usage(stderr);
+        return TOOL_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
 }
