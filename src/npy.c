@@ -260,7 +260,9 @@ tendo_status tendo_npy_save(const char *path, const tendo_tensor *e)
         st = tendo__fail(TENDO_ERR_OOM, op, "out of memory writing %s", path);
         goto out;
     }
-    tendo__copy_to_dense(t, data);
+    if ((st = tendo__read_dense(op, t, data)) != TENDO_OK)
+        goto out;
+    st = TENDO_ERR_IO; /* until the file is in place */
     /* written beside the target and renamed, so a crash never leaves half a file */
     sprintf(tmp, "%s.tmpXXXXXX", path);
     if ((fd = mkstemp(tmp)) < 0) {

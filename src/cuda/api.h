@@ -55,7 +55,7 @@ typedef struct {
     int rms;                    /* rms_norm (no mean, no bias) */
 } tendo__cu_norm_ctx;
 
-/* Per-dtype launchers, generated from gen/ops.toml (templates/*.cu.j2):
+/* Per-dtype launchers, generated from gen/ops.toml (templates/ops.cu.j2, reduce.cu.j2):
  *   tendo__cu_<op>_<dt>          binary/unary ops and clamp; ctx: NULL, or
  *                                the float scalar b (binary _scalar), or
  *                                float[2] {lo, hi} (clamp)
@@ -69,6 +69,7 @@ typedef struct {
 
 typedef TENDO__CU_LOOP((*tendo__cu_loop_fn));
 typedef TENDO__CU_ROWS((*tendo__cu_rows_fn));
+typedef TENDO__CU_RAND((*tendo__cu_rand_fn));
 
 /* Dtype-independent kernels (src/cuda/copy.cu). */
 /* Copies operand 1 into operand 0 element by element (same elsize: 1, 2,
