@@ -1,6 +1,9 @@
-/* src/copy.c - strided walks and copies into dense memory. */
+/* src/copy.c - strided walks and copies into dense memory, and moves
+ * between devices. */
+#include <stdlib.h>
 #include <string.h>
 
+#include "cuda/glue.h"
 #include "events.h"
 #include "internal.h"
 
@@ -197,8 +200,16 @@ tendo__tensor *tendo__clone(const char *op, const tendo__tensor *t)
     if (!tendo__check_tensor(op, "t", t))
         return NULL;
     out = tendo__tensor_new(op, t->dtype, t->ndim, t->shape, t->storage->device);
-    if (out)
+    if (!out)
+        return NULL;
+    if (t->storage->device.type == TENDO_CUDA) {
+        if (!tendo__cuda_copy(op, out, t)) {
+            tendo__tensor_free(out);
+            return NULL;
+        }
+    } else {
         tendo__copy_to_dense(t, tendo__tensor_data(out));
+    }
     return out;
 }
 
@@ -214,11 +225,36 @@ tendo__tensor *tendo__contiguous(const char *op, const tendo__tensor *t)
 tendo__tensor *tendo__to_device(const tendo__tensor *t, tendo_device d)
 {
     static const char op[] = "to";
-    tendo__tensor *out;
+    tendo_device from;
+    tendo__tensor *dense, *out;
+    size_t nbytes;
+    bool ok;
 
     if (!tendo__check_tensor(op, "t", t) || !tendo__check_device(op, d))
         return NULL;
-    out = tendo__clone(op, t);
+    from = t->storage->device;
+    if (tendo_device_equal(from, d)) {
+        out = tendo__clone(op, t);
+    } else {
+        /* a dense copy where t is, moved whole */
+        if (!(dense = tendo__contiguous(op, t)))
+            return NULL;
+        out = tendo__tensor_new(op, t->dtype, t->ndim, t->shape, d);
+        nbytes = (size_t)t->numel * tendo_dtype_size(t->dtype);
+        if (!out)
+            ok = false;
+        else if (from.type == TENDO_CPU)
+            ok = tendo__cuda_upload(op, d, tendo__tensor_data(out), tendo__tensor_data(dense), nbytes);
+        else if (d.type == TENDO_CPU)
+            ok = tendo__cuda_download(op, from, tendo__tensor_data(out), tendo__tensor_data(dense), nbytes);
+        else
+            ok = tendo__cuda_peer(op, d, tendo__tensor_data(out), from, tendo__tensor_data(dense), nbytes);
+        tendo__tensor_free(dense);
+        if (!ok) {
+            tendo__tensor_free(out);
+            return NULL;
+        }
+    }
     if (out)
         tendo__emit_transfer(t, out);
     return out;
@@ -229,6 +265,23 @@ tendo__tensor *tendo__host_contiguous(const char *op, const tendo__tensor *t)
     if (t->storage->device.type == TENDO_CPU)
         return tendo__contiguous(op, t);
     return tendo__to_device(t, tendo_cpu());
+}
+
+tendo_status tendo__read_dense(const char *op, const tendo__tensor *t, void *dst)
+{
+    tendo__tensor *dense;
+    bool ok;
+
+    if (t->storage->device.type != TENDO_CUDA) {
+        tendo__copy_to_dense(t, dst);
+        return TENDO_OK;
+    }
+    if (!(dense = tendo__contiguous(op, t)))
+        return tendo_error_status(tendo_last_error());
+    ok = tendo__cuda_download(op, t->storage->device, dst, tendo__tensor_data(dense),
+                              (size_t)t->numel * tendo_dtype_size(t->dtype));
+    tendo__tensor_free(dense);
+    return ok ? TENDO_OK : tendo_error_status(tendo_last_error());
 }
 
 tendo_status tendo__copy_out(const char *op, const tendo__tensor *t, void *dst, int64_t count)
@@ -242,6 +295,5 @@ tendo_status tendo__copy_out(const char *op, const tendo__tensor *t, void *dst, 
                            (long long)t->numel);
     if (!dst && t->numel > 0)
         return tendo__fail(TENDO_ERR_INVALID_ARG, op, "dst is NULL");
-    tendo__copy_to_dense(t, dst);
-    return TENDO_OK;
+    return tendo__read_dense(op, t, dst);
 }

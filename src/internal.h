@@ -135,7 +135,8 @@ tendo__tensor *tendo__tensor_over(const char *op, tendo__storage *s, tendo_dtype
                                   const int64_t *shape, const int64_t *stride, int64_t offset);
 /* Frees the handle and drops its storage reference; NULL is a no-op. */
 void tendo__tensor_free(tendo__tensor *t);
-/* Address of element 0 (the offset applied); CPU tensors only. */
+/* Address of element 0 (the offset applied): host memory on the CPU, a
+ * device address (only for kernels and copies) on a GPU. */
 void *tendo__tensor_data(const tendo__tensor *t);
 /* True when t is dense row-major. */
 bool tendo__tensor_contiguous(const tendo__tensor *t);
@@ -182,6 +183,9 @@ tendo__tensor *tendo__to_device(const tendo__tensor *t, tendo_device d);
 /* t's elements in row-major order in host memory: t itself as a new handle
  * when it is a contiguous CPU tensor, else a contiguous CPU copy. */
 tendo__tensor *tendo__host_contiguous(const char *op, const tendo__tensor *t);
+/* t's elements in row-major logical order into the dense host buffer dst,
+ * from any device (a GPU's are copied there first, then downloaded). */
+tendo_status tendo__read_dense(const char *op, const tendo__tensor *t, void *dst);
 /* copy_to: validates dst/count and copies. */
 tendo_status tendo__copy_out(const char *op, const tendo__tensor *t, void *dst, int64_t count);
 

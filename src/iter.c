@@ -2,6 +2,7 @@
  * elementwise loops; the checks every elementwise op shares. */
 #include <string.h>
 
+#include "cuda/glue.h"
 #include "events.h"
 #include "iter.h"
 
@@ -224,7 +225,8 @@ bool tendo__check_out(const char *op, const tendo__tensor *out, int ndim, const 
 }
 
 tendo__tensor *tendo__elementwise(const char *op, tendo__tensor *out, tendo_dtype out_dtype, int nin,
-                                  const tendo__tensor *const *in, tendo__loop_fn fn, void *ctx)
+                                  const tendo__tensor *const *in, tendo__loop_fn fn, tendo__cu_loop_fn cu,
+                                  void *ctx)
 {
     tendo__op_scope s = tendo__op_begin();
     int64_t shape[TENDO_MAX_DIMS];
@@ -247,6 +249,15 @@ tendo__tensor *tendo__elementwise(const char *op, tendo__tensor *out, tendo_dtyp
         return NULL;
     }
     tendo__iter_build(&it, result, nin, in);
-    tendo__iter_run(&it, fn, ctx);
+    if (result->storage->device.type == TENDO_CUDA) {
+        const tendo__tensor *ts[TENDO__ITER_OPS] = {result, in[0], nin > 1 ? in[1] : NULL};
+        if (!tendo__cuda_loop(op, &it, ts, cu, ctx)) {
+            if (!out)
+                tendo__tensor_free(result);
+            return NULL;
+        }
+    } else {
+        tendo__iter_run(&it, fn, ctx);
+    }
     return tendo__op_end(s, op, result, in[0], nin > 1 ? in[1] : NULL);
 }

@@ -13,6 +13,9 @@
 #ifndef TENDO_SRC_ITER_H
 #define TENDO_SRC_ITER_H
 
+#include "config.h"
+
+#include "cuda/api.h"
 #include "internal.h"
 
 #define TENDO__ITER_OPS 3
@@ -45,10 +48,12 @@ void tendo__iter_run_work(const tendo__iter *it, tendo__loop_fn fn, void *ctx, i
 /* An elementwise op from start to finish: checks that the inputs are on
  * one device and broadcast; with out == NULL allocates the result (dtype
  * out_dtype), else checks out's shape and that it overlaps no input except
- * exactly (in place); runs fn; raises the op event.  Returns the result
- * (a new tensor, or out), or NULL with the error set. */
+ * exactly (in place); runs fn on the CPU, or the CUDA launcher cu (NULL
+ * without one) on a GPU, both with ctx; raises the op event.  Returns the
+ * result (a new tensor, or out), or NULL with the error set. */
 tendo__tensor *tendo__elementwise(const char *op, tendo__tensor *out, tendo_dtype out_dtype, int nin,
-                                  const tendo__tensor *const *in, tendo__loop_fn fn, void *ctx);
+                                  const tendo__tensor *const *in, tendo__loop_fn fn, tendo__cu_loop_fn cu,
+                                  void *ctx);
 /* The same checks for an op whose output must have a given shape. */
 bool tendo__check_out(const char *op, const tendo__tensor *out, int ndim, const int64_t *shape,
                       int nin, const tendo__tensor *const *in);

@@ -12,6 +12,12 @@
 #include <cblas.h>
 #endif
 
+#ifdef TENDO_HAVE_CUDA
+#include <cublas_v2.h>
+
+#include "cuda/glue.h"
+#endif
+
 /* One operand's matrix view: rows x cols with element strides, plus the
  * strides of its batch dims broadcast to the result's batch shape. */
 typedef struct {
@@ -164,8 +170,160 @@ TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| 
     return !failed;
 }
 
+
+#ifdef TENDO_HAVE_CUDA
+/* ---- CUDA: cuBLAS -------------------------------------------------------------
+ *
+ * cuBLAS is column-major: the row-major C (m x n) = A @ B is, read as
+ * column-major memory, C^T (n x m) = B^T A^T.  So B goes first and A second,
+ * each with the transpose flag that makes its memory read as B^T and A^T:
+ * a row-major operand (unit column stride) is already its own transpose in
+ * column-major terms (CUBLAS_OP_N); a transposed view (unit row stride) is
+ * passed with CUBLAS_OP_T instead of being copied.  Anything else is made
+ * contiguous first.  Products accumulate in f32 (CUBLAS_COMPUTE_32F; TF32
+ * tensor cores for f32 only when tendo_set_allow_tf32(true)). */
+
+/* How cuBLAS reads a rows x cols operand with strides (rs, cs): *tr and
+ * the leading dimension *ld; false when it has no unit stride (or ld would
+ * not fit an int). */
+static bool cu_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, cublasOperation_t *tr, int64_t *ld)
+{
+    int64_t nr = rows > 1 ? rows : 1, nc = cols > 1 ? cols : 1;
+    /* a dim of size 1 is never stepped over: its stride may be anything */
+    int64_t rrs = rows == 1 ? nc : rs, rcs = cols == 1 ? 1 : cs;
+    int64_t crs = rows == 1 ? 1 : rs, ccs = cols == 1 ? nr : cs;
+
+    if (rcs == 1 && rrs >= nc && rrs <= INT32_MAX) {
+        *tr = CUBLAS_OP_N;
+        *ld = rrs;
+        return true;
+    }
+    if (crs == 1 && ccs >= nr && ccs <= INT32_MAX) {
+        *tr = CUBLAS_OP_T;
+        *ld = ccs;
+        return true;
+    }
+    return false;
+}
+
+/* Element offsets of batch bi in each operand. */
+static void batch_offsets(const operand *A, const operand *B, int nbatch, const int64_t *batch, int64_t bi,
+                          int64_t *aoff, int64_t *boff)
+{
+    *aoff = *boff = 0;
+    for (int d = nbatch - 1; d >= 0; d--) {
+        int64_t i = bi % batch[d];
+        bi /= batch[d];
+        *aoff += i * A->batch_stride[d];
+        *boff += i * B->batch_stride[d];
+    }
+}
+
+/* out = a @ b on the GPU; a and b already planned into A and B. */
+static bool cuda_gemm(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
+                      const operand *A, const operand *B, int nbatch, const int64_t *batch, int cuda_type)
+{
+    const tendo__tensor *ts[3] = {out, a, b};
+    int64_t m = A->rows, n = B->cols, k = A->cols, nbatches = 1, lda, ldb, sa = 0, sb = 0;
+    size_t elsize = tendo_dtype_size(out->dtype);
+    cublasOperation_t ta, tb;
+    cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
+    cublasHandle_t h;
+    const float one = 1.0f, zero = 0.0f;
+    bool uniform = true;
+    const char *pa = tendo__tensor_data(a), *pb = tendo__tensor_data(b);
+    char *pc = tendo__tensor_data(out);
+
+    for (int d = 0; d < nbatch; d++)
+        nbatches *= batch[d];
+    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || nbatches > INT32_MAX) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "a %lldx%lldx%lld product (%lld batches) is too large for cuBLAS",
+                    (long long)m, (long long)k, (long long)n, (long long)nbatches);
+        return false;
+    }
+    cu_layout(m, k, A->rs, A->cs, &ta, &lda); /* both checked by the caller */
+    cu_layout(k, n, B->rs, B->cs, &tb, &ldb);
+    if (!tendo__cuda_begin(op, ts, 3) || !(h = tendo__cuda_cublas(op, out->storage->device.index)))
+        return false;
+    if (out->dtype == TENDO_F32 && tendo_get_allow_tf32())
+        ct = CUBLAS_COMPUTE_32F_FAST_TF32;
+    /* one stride per operand between batches, or a call per batch */
+    if (nbatches > 1) {
+        int64_t a1, b1;
+        batch_offsets(A, B, nbatch, batch, 1, &sa, &sb);
+        for (int64_t bi = 2; bi < nbatches && uniform; bi++) {
+            batch_offsets(A, B, nbatch, batch, bi, &a1, &b1);
+            uniform = a1 == bi * sa && b1 == bi * sb;
+        }
+    }
+    if (uniform)
+        return tendo__cuda_blas_ok(op, (int)cublasGemmStridedBatchedEx(
+                                   h, tb, ta, (int)n, (int)m, (int)k, &one, pb, (cudaDataType)cuda_type, (int)ldb, sb,
+                                   pa, (cudaDataType)cuda_type, (int)lda, sa, &zero, pc, (cudaDataType)cuda_type,
+                                   (int)n, m * n, (int)nbatches, ct, CUBLAS_GEMM_DEFAULT));
+    for (int64_t bi = 0; bi < nbatches; bi++) {
+        int64_t ao, bo;
+        batch_offsets(A, B, nbatch, batch, bi, &ao, &bo);
+        if (!tendo__cuda_blas_ok(op, (int)cublasGemmEx(h, tb, ta, (int)n, (int)m, (int)k, &one, pb + bo * (int64_t)elsize,
+                                          (cudaDataType)cuda_type, (int)ldb, pa + ao * (int64_t)elsize,
+                                          (cudaDataType)cuda_type, (int)lda, &zero,
+                                          pc + bi * m * n * (int64_t)elsize, (cudaDataType)cuda_type, (int)n, ct,
+                                          CUBLAS_GEMM_DEFAULT)))
+            return false;
+    }
+    return true;
+}
+
+/* numpy.matmul on a GPU: operands with no unit stride are made contiguous
+ * first (once); an empty inner dim gives zeros. */
+static tendo__tensor *cuda_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo_dtype dt,
+                                  int cuda_type)
+{
+    operand A, B;
+    int64_t batch[TENDO_MAX_DIMS], out_shape[TENDO_MAX_DIMS], ld;
+    int nbatch, out_ndim;
+    cublasOperation_t tr;
+    tendo__tensor *ac = NULL, *bc = NULL, *out = NULL;
+    bool ok = false;
+
+    if (!plan(op, a, b, &A, &B, &nbatch, batch, &out_ndim, out_shape))
+        return NULL;
+    if (!cu_layout(A.rows, A.cols, A.rs, A.cs, &tr, &ld)) {
+        if (!(ac = tendo__contiguous(op, a)))
+            return NULL;
+        a = ac;
+    }
+    if (!cu_layout(B.rows, B.cols, B.rs, B.cs, &tr, &ld)) {
+        if (!(bc = tendo__contiguous(op, b)))
+            goto out;
+        b = bc;
+    }
+    if ((ac || bc) && !plan(op, a, b, &A, &B, &nbatch, batch, &out_ndim, out_shape))
+        goto out;
+    out = tendo__tensor_new(op, dt, out_ndim, out_shape, a->storage->device);
+    if (!out)
+        goto out;
+    if (out->numel == 0) {
+        ok = true;
+    } else if (A.cols == 0) { /* a sum of nothing: all-zero bits are +0 in every float dtype */
+        static const uint64_t zero_bits = 0;
+        ok = tendo__cuda_fill(op, out, &zero_bits);
+    } else {
+        ok = cuda_gemm(op, a, b, out, &A, &B, nbatch, batch, cuda_type);
+    }
+out:
+    if (!ok) {
+        tendo__tensor_free(out);
+        out = NULL;
+    }
+    tendo__tensor_free(ac);
+    tendo__tensor_free(bc);
+    return out;
+}
+#endif
+
 tendo__tensor *tendo__matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo_dtype dt,
-                             tendo__gemm_type gemm_type, tendo__narrow_fn narrow)
+                             tendo__gemm_type gemm_type, tendo__narrow_fn narrow, int cuda_type)
 {
     tendo__op_scope s = tendo__op_begin();
     const tendo__tensor *in[2] = {a, b};
@@ -177,7 +335,16 @@ tendo__tensor *tendo__matmul(const char *op, const tendo__tensor *a, const tendo
     float *c = NULL;
     char *dst;
 
-    if (!tendo__check_inputs(op, 2, in) || !plan(op, a, b, &A, &B, &nbatch, batch, &out_ndim, out_shape))
+    if (!tendo__check_inputs(op, 2, in))
+        return NULL;
+#ifdef TENDO_HAVE_CUDA
+    if (a->storage->device.type == TENDO_CUDA) {
+        out = cuda_matmul(op, a, b, dt, cuda_type);
+        return out ? tendo__op_end(s, op, out, a, b) : NULL;
+    }
+#endif
+    (void)cuda_type;
+    if (!plan(op, a, b, &A, &B, &nbatch, batch, &out_ndim, out_shape))
         return NULL;
     out = tendo__tensor_new(op, dt, out_ndim, out_shape, a->storage->device);
     if (!out)

@@ -10,9 +10,10 @@
 typedef void (*tendo__narrow_fn)(const float *src, void *dst, int64_t n);
 
 /* a @ b for dtype dt, whose elements tendo__sgemm reads as gemm_type and
- * whose results narrow() rounds from float (NULL for f32 itself).  Returns
- * a new tensor, or NULL with the error set. */
+ * whose results narrow() rounds from float (NULL for f32 itself); on a GPU
+ * through cuBLAS, cuda_type being the dtype's cudaDataType.  Returns a new
+ * tensor, or NULL with the error set. */
 tendo__tensor *tendo__matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo_dtype dt,
-                             tendo__gemm_type gemm_type, tendo__narrow_fn narrow);
+                             tendo__gemm_type gemm_type, tendo__narrow_fn narrow, int cuda_type);
 
 #endif /* TENDO_SRC_MATMUL_H */

@@ -1,8 +1,11 @@
 /* src/pool.c - the caching allocator (see pool.h for the policy). */
+#include "config.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/glue.h"
 #include "events.h"
 #include "internal.h"
 #include "pool.h"
@@ -480,6 +483,8 @@ void *tendo__pool_block_ptr(const tendo__pool_block *b) { return b->ptr; }
 
 size_t tendo__pool_block_size(const tendo__pool_block *b) { return b->size; }
 
+uintptr_t tendo__pool_block_stream(const tendo__pool_block *b) { return b->stream; }
+
 void tendo__pool_get_detail(tendo__pool *p, tendo__pool_detail *out)
 {
     pthread_mutex_lock(&p->lock);
@@ -541,6 +546,10 @@ tendo__pool *tendo__pool_of(tendo_device d)
         pthread_once(&cpu_pool_once, cpu_pool_init);
         return cpu_pool;
     }
+#ifdef TENDO_HAVE_CUDA
+    if (d.type == TENDO_CUDA)
+        return tendo__cuda_pool(d.index);
+#endif
     return NULL;
 }
 

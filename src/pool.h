@@ -81,6 +81,8 @@ void tendo__pool_record_stream(tendo__pool *p, tendo__pool_block *b, uintptr_t s
 /* The block's memory (64-byte aligned at least) and usable size. */
 void *tendo__pool_block_ptr(const tendo__pool_block *b);
 size_t tendo__pool_block_size(const tendo__pool_block *b);
+/* The stream b was allocated for (fixed while b is allocated). */
+uintptr_t tendo__pool_block_stream(const tendo__pool_block *b);
 
 /* The CPU's raw allocator (src/storage.c). */
 const tendo__device_allocator *tendo__host_allocator(void);

@@ -2,6 +2,7 @@
  * (reductions, softmax, norms), rows split across threads. */
 #include <string.h>
 
+#include "cuda/glue.h"
 #include "iter.h"
 #include "rows.h"
 
@@ -39,8 +40,9 @@ static void rows_loop(char *const *p, const int64_t *s, int64_t n, void *vctx)
     c->fn(&r, c->ctx);
 }
 
-void tendo__rows_run(tendo__tensor *out, int out_dim, const tendo__tensor *in, int dim,
-                     tendo__rows_fn fn, void *ctx)
+bool tendo__rows_run(const char *op, tendo__tensor *out, int out_dim, const tendo__tensor *in, int dim,
+                     tendo__rows_fn fn, void *ctx, tendo__cu_rows_fn cu, const void *cu_ctx,
+                     const tendo__tensor *const *extra, int nextra)
 {
     tendo__tensor ov, iv;
     const tendo__tensor *inputs[1] = {&iv};
@@ -53,7 +55,15 @@ void tendo__rows_run(tendo__tensor *out, int out_dim, const tendo__tensor *in, i
     c.r.in_step = in->ndim ? in->stride[dim] : 1;
     c.r.out_step = out_dim >= 0 && out_dim < out->ndim ? out->stride[out_dim] : 0;
     if (ov.numel == 0)
-        return;
+        return true;
     tendo__iter_build(&it, &ov, 1, inputs);
+    if (out->storage->device.type == TENDO_CUDA) {
+        const tendo__tensor *ts[2 + 2] = {out, in};
+        for (int i = 0; i < nextra && i < 2; i++)
+            ts[2 + i] = extra[i];
+        return tendo__cuda_rows(op, &it, c.r.len, c.r.in_step, c.r.out_step, ts, 2 + (nextra < 2 ? nextra : 2),
+                                cu, cu_ctx);
+    }
     tendo__iter_run_work(&it, rows_loop, &c, c.r.len);
+    return true;
 }

@@ -2,6 +2,7 @@
 #ifndef TENDO_SRC_ROWS_H
 #define TENDO_SRC_ROWS_H
 
+#include "cuda/api.h"
 #include "internal.h"
 
 /* `count` rows of `len` elements each.  Row r of the input starts at
@@ -20,8 +21,11 @@ typedef void (*tendo__rows_fn)(const tendo__rows *r, void *ctx);
 /* Calls fn over every row of in along dim, paired with out's rows along
  * out_dim (out_dim out of range: out has no such dim, one element per row).
  * Runs of rows are split across threads; each row's result never depends
- * on the split. */
-void tendo__rows_run(tendo__tensor *out, int out_dim, const tendo__tensor *in, int dim,
-                     tendo__rows_fn fn, void *ctx);
+ * on the split.  On a GPU, runs the launcher cu with cu_ctx instead (extra:
+ * further tensors the launch reads, nextra of them).  False with the error
+ * set when a GPU launch fails; the CPU path cannot fail. */
+bool tendo__rows_run(const char *op, tendo__tensor *out, int out_dim, const tendo__tensor *in, int dim,
+                     tendo__rows_fn fn, void *ctx, tendo__cu_rows_fn cu, const void *cu_ctx,
+                     const tendo__tensor *const *extra, int nextra);
 
 #endif /* TENDO_SRC_ROWS_H */

@@ -1,10 +1,13 @@
 /* src/storage.c - refcounted storage: the bytes that views share. */
 #define _DEFAULT_SOURCE /* madvise */
+#include "config.h"
+
 #include <stdlib.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
 
+#include "cuda/glue.h"
 #include "internal.h"
 #include "pool.h"
 
@@ -47,6 +50,7 @@ tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d
 {
     tendo__storage *s;
     tendo__pool *pool;
+    uintptr_t stream = 0;
 
     if (!tendo__check_device(op, d))
         return NULL;
@@ -60,7 +64,12 @@ tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d
         tendo__fail(TENDO_ERR_OOM, op, "out of memory allocating a storage header");
         return NULL;
     }
-    s->block = tendo__pool_alloc(pool, op, nbytes, 0);
+#ifdef TENDO_HAVE_CUDA
+    /* device memory is handed out per stream: this thread's */
+    if (d.type == TENDO_CUDA)
+        stream = tendo__cuda_stream_key(d.index);
+#endif
+    s->block = tendo__pool_alloc(pool, op, nbytes, stream);
     if (!s->block) {
         free(s);
         return NULL;

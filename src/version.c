@@ -21,4 +21,10 @@ const char *tendo_version(void) { return PACKAGE_VERSION; }
 #define EVENTS_OPTION " events=yes"
 #endif
 
-const char *tendo_build_options(void) { return BLAS_OPTION OPENMP_OPTION EVENTS_OPTION " cuda=no"; }
+#ifdef TENDO_HAVE_CUDA
+#define CUDA_OPTION " cuda=yes"
+#else
+#define CUDA_OPTION " cuda=no"
+#endif
+
+const char *tendo_build_options(void) { return BLAS_OPTION OPENMP_OPTION EVENTS_OPTION CUDA_OPTION; }

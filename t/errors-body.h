@@ -109,12 +109,20 @@ static void DTFN(test_bad_devices)(void)
     E one = E_FROM_DOUBLE(1);
     TT *t = TFN(ones)(TENDO_SHAPE(2), tendo_cpu());
 
-    FAILS_NULL(TFN(zeros)(TENDO_SHAPE(2), tendo_cuda(0)), TENDO_ERR_DEVICE, "zeros: ", "cuda:0", "zeros on cuda:0");
-    FAILS_NULL(TFN(from_data)(&one, TENDO_SHAPE(1), tendo_cuda(1)), TENDO_ERR_DEVICE, "from_data: ", "cuda:1",
-               "from_data to cuda:1");
-    FAILS_NULL(TFN(arange)(0, 4, 1, tendo_cuda(0)), TENDO_ERR_DEVICE, "arange: ", "without CUDA", "arange on cuda:0");
-    FAILS_NULL(TFN(rand)(TENDO_SHAPE(2), 1, tendo_cuda(0)), TENDO_ERR_DEVICE, "rand: ", "cuda:0", "rand on cuda:0");
-    FAILS_NULL(tensor_to(t, tendo_cuda(0)), TENDO_ERR_DEVICE, "to: ", "cuda:0", "to(cuda:0)");
+    /* the first CUDA device past the ones there are (cuda:0 without a GPU) */
+    int n = tendo_cuda_device_count();
+    tendo_device past = tendo_cuda(n), past1 = tendo_cuda(n + 1);
+    char past_s[24], past1_s[24];
+
+    snprintf(past_s, sizeof past_s, "%s", tendo_device_str(past));
+    snprintf(past1_s, sizeof past1_s, "%s", tendo_device_str(past1));
+    FAILS_NULL(TFN(zeros)(TENDO_SHAPE(2), past), TENDO_ERR_DEVICE, "zeros: ", past_s, "zeros on a missing GPU");
+    FAILS_NULL(TFN(from_data)(&one, TENDO_SHAPE(1), past1), TENDO_ERR_DEVICE, "from_data: ", past1_s,
+               "from_data to a missing GPU");
+    FAILS_NULL(TFN(arange)(0, 4, 1, past), TENDO_ERR_DEVICE, "arange: ", "is not available", "arange on a missing GPU");
+    FAILS_NULL(TFN(rand)(TENDO_SHAPE(2), 1, past), TENDO_ERR_DEVICE, "rand: ", past_s, "rand on a missing GPU");
+    FAILS_NULL(tensor_to(t, past), TENDO_ERR_DEVICE, "to: ", past_s, "to(a missing GPU)");
+    FAILS_NULL(TFN(zeros)(TENDO_SHAPE(2), tendo_cuda(-1)), TENDO_ERR_DEVICE, "zeros: ", "cuda:-1", "a negative CUDA index");
     FAILS_NULL(TFN(zeros)(TENDO_SHAPE(2), ((tendo_device){TENDO_CPU, 3})), TENDO_ERR_DEVICE, "zeros: ", "cpu:3",
                "a CPU index other than 0");
     tensor_free(t);

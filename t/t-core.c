@@ -11,13 +11,23 @@ static void test_devices(void)
     is_string("cuda:12", tendo_device_str(tendo_cuda(12)), "cuda(12) prints as cuda:12");
     ok(tendo_device_equal(tendo_cuda(1), tendo_cuda(1)) && !tendo_device_equal(tendo_cpu(), tendo_cuda(0)),
        "device_equal compares type and index");
-    ok(!tendo_cuda_available(), "no CUDA in this build: not available, and no error");
-    is_int(0, tendo_cuda_device_count(), "no CUDA devices");
+    int n = tendo_cuda_device_count();
+    char want[64];
+
+    tendo_clear_error();
+    ok(tendo_cuda_available() == (n > 0) && tendo_error_status(tendo_last_error()) == TENDO_OK,
+       "CUDA available exactly when there are devices (%d), and asking is no error", n);
     ok(tendo__check_device("zeros", tendo_cpu()), "the CPU is usable");
-    ok(!tendo__check_device("zeros", tendo_cuda(0)), "cuda:0 is refused");
+    ok(!tendo__check_device("zeros", tendo_cuda(n)), "cuda:%d (past the count) is refused", n);
     is_int(TENDO_ERR_DEVICE, tendo_error_status(tendo_last_error()), "  with TENDO_ERR_DEVICE");
-    ok(strstr(tendo_error_message(tendo_last_error()), "zeros: device cuda:0") != NULL,
+    snprintf(want, sizeof want, "zeros: device cuda:%d", n);
+    ok(strstr(tendo_error_message(tendo_last_error()), want) != NULL,
        "  naming the op and the device: %s", tendo_error_message(tendo_last_error()));
+    is_int(TENDO_OK, tendo_sync(tendo_cpu()), "sync on the CPU is a no-op");
+    tendo_set_allow_tf32(true);
+    ok(tendo_get_allow_tf32(), "allow_tf32 can be set");
+    tendo_set_allow_tf32(false);
+    ok(!tendo_get_allow_tf32(), "  and reset (the default)");
 }
 
 static void test_errors(void)

@@ -100,6 +100,16 @@ TENDO_API const char *tendo_status_str(tendo_status s);
 /* Resets the calling thread's last error to TENDO_OK. */
 TENDO_API void tendo_clear_error(void);
 
+/* Waits until all work queued on d (by any thread) is done: CUDA ops are
+ * asynchronous, except those that return data to the host (copy_to, to the
+ * CPU).  Hand a CUDA tensor to another thread after a tendo_sync.  TENDO_OK
+ * on the CPU; TENDO_ERR_DEVICE for a device that does not exist. */
+TENDO_API tendo_status tendo_sync(tendo_device d);
+/* Whether f32 matmuls on CUDA may use TF32 tensor cores (10-bit mantissa
+ * products, f32 accumulation); off by default. */
+TENDO_API void tendo_set_allow_tf32(bool allow);
+TENDO_API bool tendo_get_allow_tf32(void);
+
 /* ---- shapes ----------------------------------------------------------- */
 
 #define TENDO_MAX_DIMS 8

@@ -1,0 +1,246 @@
+/* kernels/rows.cuh - row-wise kernels over a tendo__cu_rows: reductions
+ * (one gen/ops.toml [[reduction]] each), softmax/log_softmax, layer_norm
+ * and rms_norm.  Everything accumulates in float.
+ *
+ * Reductions pick one of three shapes of work:
+ *   - columns: the rows start at adjacent elements and step over a larger
+ *     stride (reducing an outer dim): a 32x8 block takes 32 adjacent rows,
+ *     so each of its loads is one coalesced 128-byte line, and splits their
+ *     length 8 ways, folded through shared memory;
+ *   - long rows (len >= 1024): a block per row, block-wide fold;
+ *   - short rows: a warp per row, folded with shuffles.
+ * Softmax and the norms run a block per row; a row of up to
+ * TENDO_ROW_CACHE floats is read from global memory once into shared
+ * memory (one read, one write per element), longer rows are read again.
+ */
+#ifndef TENDO_KERNELS_ROWS_CUH
+#define TENDO_KERNELS_ROWS_CUH
+
+#include "tendo.cuh"
+
+#define TENDO_ROW_CACHE 8192 /* floats: 32 KiB of shared memory */
+#define TENDO_COLS_X 32
+#define TENDO_COLS_Y 8
+
+/* R is a reduction: R::identity(), R::combine(acc, x), R::finalize(acc, n). */
+
+template <typename T, typename I, typename R>
+__global__ void tendo_reduce_warp(tendo__cu_rows r)
+{
+    int lane = threadIdx.x & 31;
+    int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+
+    for (int64_t j = warp; j < r.rows.numel; j += nwarps) { /* the same j for the whole warp */
+        int64_t off[TENDO__CU_OPS];
+        tendo_offsets<I>(r.rows, (I)j, off);
+        const T *x = (const T *)r.rows.base[1] + off[1];
+        float acc = R::identity();
+        for (int64_t k = lane; k < r.len; k += 32)
+            acc = R::combine(acc, tendo_ld(x[k * r.in_step]));
+        acc = tendo_warp_reduce(acc, R());
+        if (lane == 0)
+            ((T *)r.rows.base[0])[off[0]] = tendo_st<T>(R::finalize(acc, r.len));
+    }
+}
+
+template <typename T, typename I, typename R>
+__global__ void tendo_reduce_block(tendo__cu_rows r)
+{
+    __shared__ float sh[32];
+
+    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) { /* the same j for the whole block */
+        int64_t off[TENDO__CU_OPS];
+        tendo_offsets<I>(r.rows, (I)j, off);
+        const T *x = (const T *)r.rows.base[1] + off[1];
+        float acc = R::identity();
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+            acc = R::combine(acc, tendo_ld(x[k * r.in_step]));
+        acc = tendo_block_reduce(acc, R(), R::identity(), sh);
+        if (threadIdx.x == 0)
+            ((T *)r.rows.base[0])[off[0]] = tendo_st<T>(R::finalize(acc, r.len));
+    }
+}
+
+/* Rows j start at in + j (rows.ndim == 1, input row stride 1) and write
+ * out + j * out_next. */
+template <typename T, typename R>
+__global__ void tendo_reduce_cols(tendo__cu_rows r)
+{
+    __shared__ float sh[TENDO_COLS_Y][TENDO_COLS_X + 1];
+    const T *in = (const T *)r.rows.base[1];
+    T *out = (T *)r.rows.base[0];
+    int64_t count = r.rows.numel, out_next = r.rows.stride[0][0];
+
+    for (int64_t g = blockIdx.x; g * TENDO_COLS_X < count; g += gridDim.x) {
+        int64_t j = g * TENDO_COLS_X + threadIdx.x;
+        float acc = R::identity();
+        if (j < count)
+            for (int64_t k = threadIdx.y; k < r.len; k += TENDO_COLS_Y)
+                acc = R::combine(acc, tendo_ld(in[j + k * r.in_step]));
+        sh[threadIdx.y][threadIdx.x] = acc;
+        __syncthreads();
+        if (threadIdx.y == 0 && j < count) {
+            for (int y = 1; y < TENDO_COLS_Y; y++)
+                acc = R::combine(acc, sh[y][threadIdx.x]);
+            out[j * out_next] = tendo_st<T>(R::finalize(acc, r.len));
+        }
+        __syncthreads(); /* sh is rewritten by the next group */
+    }
+}
+
+template <typename T, typename R>
+static int tendo_reduce_launch(const tendo__cu_rows *r)
+{
+    int64_t count = r->rows.numel;
+    bool small = tendo_small(&r->rows);
+
+    if (count == 0)
+        return 0;
+    if (r->rows.ndim == 1 && r->rows.stride[1][0] == 1 && r->in_step != 1 && count > 1) {
+        dim3 block(TENDO_COLS_X, TENDO_COLS_Y);
+        tendo_reduce_cols<T, R><<<tendo_blocks(count, TENDO_COLS_X), block, 0, cudaStreamPerThread>>>(*r);
+    } else if (r->len >= 1024) {
+        if (small)
+            tendo_reduce_block<T, uint32_t, R><<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
+        else
+            tendo_reduce_block<T, int64_t, R><<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
+    } else {
+        if (small)
+            tendo_reduce_warp<T, uint32_t, R>
+                <<<tendo_blocks(count, TENDO_THREADS / 32), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
+        else
+            tendo_reduce_warp<T, int64_t, R>
+                <<<tendo_blocks(count, TENDO_THREADS / 32), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
+    }
+    return tendo_launched();
+}
+
+/* ---- softmax and the norms ------------------------------------------------- */
+
+struct tendo_fold_sum {
+    __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+struct tendo_fold_max {
+    /* NaN wins, as tendo__maximum */
+    __device__ __forceinline__ float operator()(float a, float b) const { return (a != a || a > b) ? a : b; }
+};
+
+/* Element k of the row: from the shared cache, or from global memory
+ * (and into the cache when one is used). */
+template <typename T>
+static __device__ __forceinline__ float tendo_row_get(const T *x, int64_t step, int64_t k, float *cache, bool fill)
+{
+    if (cache && !fill)
+        return cache[k];
+    float v = tendo_ld(x[k * step]);
+    if (cache)
+        cache[k] = v;
+    return v;
+}
+
+template <typename T, typename I>
+__global__ void tendo_softmax_rows(tendo__cu_rows r, int log, int cached)
+{
+    extern __shared__ float row[];
+    __shared__ float sh[32];
+    float *cache = cached ? row : NULL;
+
+    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+        int64_t off[TENDO__CU_OPS];
+        tendo_offsets<I>(r.rows, (I)j, off);
+        const T *x = (const T *)r.rows.base[1] + off[1];
+        T *y = (T *)r.rows.base[0] + off[0];
+        float m = -INFINITY, s = 0.0f;
+
+        /* each thread only ever touches its own k of the cache */
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+            m = tendo_fold_max()(m, tendo_row_get(x, r.in_step, k, cache, true));
+        m = tendo_block_reduce(m, tendo_fold_max(), -INFINITY, sh);
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+            s += expf(tendo_row_get(x, r.in_step, k, cache, false) - m);
+        s = tendo_block_reduce(s, tendo_fold_sum(), 0.0f, sh);
+        if (log) {
+            float ls = logf(s);
+            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+                y[k * r.out_step] = tendo_st<T>((tendo_row_get(x, r.in_step, k, cache, false) - m) - ls);
+        } else {
+            float inv = 1.0f / s;
+            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+                y[k * r.out_step] = tendo_st<T>(expf(tendo_row_get(x, r.in_step, k, cache, false) - m) * inv);
+        }
+    }
+}
+
+template <typename T, typename I>
+__global__ void tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
+{
+    extern __shared__ float row[];
+    __shared__ float sh[32];
+    float *cache = r.len <= TENDO_ROW_CACHE ? row : NULL;
+    const T *w = (const T *)c.w, *b = (const T *)c.b;
+
+    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+        int64_t off[TENDO__CU_OPS];
+        tendo_offsets<I>(r.rows, (I)j, off);
+        const T *x = (const T *)r.rows.base[1] + off[1];
+        T *y = (T *)r.rows.base[0] + off[0];
+        float mean = 0.0f, s = 0.0f, scale;
+
+        if (c.rms) {
+            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+                float v = tendo_row_get(x, r.in_step, k, cache, true);
+                s += v * v;
+            }
+        } else { /* two passes, as the CPU: the mean, then the mean square deviation */
+            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+                s += tendo_row_get(x, r.in_step, k, cache, true);
+            mean = tendo_block_reduce(s, tendo_fold_sum(), 0.0f, sh) / (float)r.len;
+            s = 0.0f;
+            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+                float d = tendo_row_get(x, r.in_step, k, cache, false) - mean;
+                s += d * d;
+            }
+        }
+        s = tendo_block_reduce(s, tendo_fold_sum(), 0.0f, sh);
+        scale = 1.0f / sqrtf(s / (float)r.len + c.eps);
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+            float v = (tendo_row_get(x, r.in_step, k, cache, false) - mean) * scale;
+            v = v * (w ? tendo_ld(w[k * c.w_stride]) : 1.0f) + (b ? tendo_ld(b[k * c.b_stride]) : 0.0f);
+            y[k * r.out_step] = tendo_st<T>(v);
+        }
+    }
+}
+
+template <typename T>
+static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
+{
+    int cached = r->len <= TENDO_ROW_CACHE;
+    size_t shmem = cached ? (size_t)r->len * sizeof(float) : 0;
+    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+
+    if (r->rows.numel == 0)
+        return 0;
+    if (tendo_small(&r->rows))
+        tendo_softmax_rows<T, uint32_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, log, cached);
+    else
+        tendo_softmax_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, log, cached);
+    return tendo_launched();
+}
+
+template <typename T>
+static int tendo_norm_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *c)
+{
+    size_t shmem = r->len <= TENDO_ROW_CACHE ? (size_t)r->len * sizeof(float) : 0;
+    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+
+    if (r->rows.numel == 0)
+        return 0;
+    if (tendo_small(&r->rows))
+        tendo_norm_rows<T, uint32_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, *c);
+    else
+        tendo_norm_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, *c);
+    return tendo_launched();
+}
+
+#endif /* TENDO_KERNELS_ROWS_CUH */

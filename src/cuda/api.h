@@ -1,0 +1,85 @@
+/* src/cuda/api.h - what tendo's C core and its CUDA kernels share.
+ *
+ * Plain C, with no CUDA types, so that it compiles both in the C files of
+ * src/ (gcc) and in the .cu files (nvcc, as C++).  The C side describes the
+ * work (a coalesced elementwise iteration, or rows along one dim) in these
+ * POD structs; a launcher in a .cu file runs it on the calling thread's
+ * per-thread default stream of the current device and returns 0, or the
+ * cudaError_t of the first failure (the C side turns it into
+ * TENDO_ERR_CUDA with CUDA's message).  Launchers never synchronize.
+ */
+#ifndef TENDO_SRC_CUDA_API_H
+#define TENDO_SRC_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TENDO__CU_DIMS 8 /* TENDO_MAX_DIMS */
+#define TENDO__CU_OPS 3  /* an output and up to two inputs */
+
+/* Elementwise work over numel elements: operand 0 is the output.  Element
+ * i (row-major over shape) of operand k is at base[k] + the sum over d of
+ * (i's index along d) * stride[k][d] elements of elsize[k] bytes.  Dims are
+ * already coalesced (src/iter.c), so dense work has ndim 1 and stride 1. */
+typedef struct {
+    int ndim, nops;
+    int64_t numel;
+    int64_t shape[TENDO__CU_DIMS];
+    int64_t stride[TENDO__CU_OPS][TENDO__CU_DIMS];
+    char *base[TENDO__CU_OPS];
+    int elsize[TENDO__CU_OPS];
+} tendo__cu_iter;
+
+/* Row-wise work (reductions, softmax, norms): rows.numel rows; row j's
+ * input starts at the input operand (1) of element j of `rows` and steps
+ * in_step elements len times; its output starts at the output operand (0)
+ * and steps out_step (one element for a reduction). */
+typedef struct {
+    tendo__cu_iter rows;
+    int64_t len, in_step, out_step;
+} tendo__cu_rows;
+
+/* The ctx of the softmax and norm launchers. */
+typedef struct {
+    int log; /* log_softmax */
+} tendo__cu_softmax_ctx;
+
+typedef struct {
+    const void *w, *b;          /* weight and bias on the device, or NULL */
+    int64_t w_stride, b_stride; /* in elements */
+    float eps;
+    int rms;                    /* rms_norm (no mean, no bias) */
+} tendo__cu_norm_ctx;
+
+/* Per-dtype launchers, generated from gen/ops.toml (templates/ops.cu.j2, reduce.cu.j2):
+ *   tendo__cu_<op>_<dt>          binary/unary ops and clamp; ctx: NULL, or
+ *                                the float scalar b (binary _scalar), or
+ *                                float[2] {lo, hi} (clamp)
+ *   tendo__cu_to_<to>_<dt>       conversion into <to> (ctx NULL)
+ *   tendo__cu_rows_<op>_<dt>     reductions, softmax (ctx tendo__cu_softmax_ctx),
+ *                                norm (ctx tendo__cu_norm_ctx)
+ *   tendo__cu_rand_<dt>          Philox uniforms or normals into n dense elements */
+#define TENDO__CU_LOOP(name) int name(const tendo__cu_iter *it, const void *ctx)
+#define TENDO__CU_ROWS(name) int name(const tendo__cu_rows *r, const void *ctx)
+#define TENDO__CU_RAND(name) int name(void *dst, int64_t n, uint64_t seed, int normal)
+
+typedef TENDO__CU_LOOP((*tendo__cu_loop_fn));
+typedef TENDO__CU_ROWS((*tendo__cu_rows_fn));
+typedef TENDO__CU_RAND((*tendo__cu_rand_fn));
+
+/* Dtype-independent kernels (src/cuda/copy.cu). */
+/* Copies operand 1 into operand 0 element by element (same elsize: 1, 2,
+ * 4 or 8 bytes), any strides. */
+int tendo__cu_copy(const tendo__cu_iter *it);
+/* Sets n elements of elsize bytes (1, 2, 4 or 8) at dst to *value. */
+int tendo__cu_fill(void *dst, int64_t n, int elsize, const void *value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TENDO_SRC_CUDA_API_H */

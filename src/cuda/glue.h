@@ -1,0 +1,74 @@
+/* src/cuda/glue.h - the CUDA backend as tendo's C core sees it.
+ *
+ * Declared in every build (the types are plain C); defined in
+ * src/cuda/runtime.c only when configure found CUDA (TENDO_HAVE_CUDA), and
+ * only called on tensors whose device is CUDA, which a build without CUDA
+ * never makes.  Every function that can fail sets the thread's error
+ * (TENDO_ERR_CUDA with CUDA's own message, naming op) and returns false or
+ * NULL.  Work goes on the calling thread's per-thread default stream of
+ * the tensors' device; nothing here waits for it unless it says so.
+ */
+#ifndef TENDO_SRC_CUDA_GLUE_H
+#define TENDO_SRC_CUDA_GLUE_H
+
+#include "cuda/api.h"
+#include "internal.h"
+#include "iter.h"
+
+struct tendo__pool;
+
+/* Usable CUDA devices (0 when there is no driver or no GPU; never an error). */
+int tendo__cuda_count(void);
+/* The caching pool of CUDA device index (created on first use), or NULL. */
+struct tendo__pool *tendo__cuda_pool(int index);
+/* The pool's name for the calling thread's per-thread stream on device
+ * index (nonzero; 0 when CUDA cannot say). */
+uintptr_t tendo__cuda_stream_key(int index);
+/* Makes d the calling thread's current device. */
+bool tendo__cuda_use(const char *op, tendo_device d);
+/* True for err == 0 (cudaSuccess); else sets TENDO_ERR_CUDA for op with
+ * CUDA's message and returns false. */
+bool tendo__cuda_ok(const char *op, int err);
+/* The same for a cublasStatus_t. */
+bool tendo__cuda_blas_ok(const char *op, int status);
+
+/* Makes the device of ts[0] current and notes that this thread's stream
+ * uses ts[0..n) (NULL entries skipped), so that their blocks are not
+ * reused before this work is done. */
+bool tendo__cuda_begin(const char *op, const tendo__tensor *const *ts, int n);
+/* Runs fn (a launcher of src/gen/cuda_*.cu) over it, whose operands are
+ * the tensors ts[0..it->nops) (output first), on their device. */
+bool tendo__cuda_loop(const char *op, const tendo__iter *it, const tendo__tensor *const *ts,
+                      tendo__cu_loop_fn fn, const void *ctx);
+/* Runs fn over rows: `starts` iterates the row starts (operand 0 the
+ * output's, 1 the input's); extra tensors (norm weights) are noted as used. */
+bool tendo__cuda_rows(const char *op, const tendo__iter *starts, int64_t len, int64_t in_step,
+                      int64_t out_step, const tendo__tensor *const *ts, int nts, tendo__cu_rows_fn fn,
+                      const void *ctx);
+/* out (dense, same device and dtype) = in, any strides. */
+bool tendo__cuda_copy(const char *op, tendo__tensor *out, const tendo__tensor *in);
+/* Sets every element of the dense t to the element at *value. */
+bool tendo__cuda_fill(const char *op, tendo__tensor *t, const void *value);
+/* n bytes from host src to device memory dst on d (pinned staging for
+ * large copies); returns when src may be reused. */
+bool tendo__cuda_upload(const char *op, tendo_device d, void *dst, const void *src, size_t n);
+/* n bytes from device memory src on d to host dst; waits for the device's
+ * earlier work on this thread's stream and for the copy. */
+bool tendo__cuda_download(const char *op, tendo_device d, void *dst, const void *src, size_t n);
+/* n bytes from src on device sd to dst on device dd (peer to peer where
+ * the GPUs allow it); returns when the copy is done. */
+bool tendo__cuda_peer(const char *op, tendo_device dd, void *dst, tendo_device sd, const void *src, size_t n);
+/* The calling thread's cuBLAS handle for device index (a cublasHandle_t,
+ * created on first use), or NULL with the error set. */
+void *tendo__cuda_cublas(const char *op, int index);
+/* Waits for all work on device d (every thread's). */
+bool tendo__cuda_sync(const char *op, tendo_device d);
+
+/* TENDO__CU(f) names a CUDA launcher in a CUDA build and is NULL without. */
+#ifdef TENDO_HAVE_CUDA
+#define TENDO__CU(f) (f)
+#else
+#define TENDO__CU(f) NULL
+#endif
+
+#endif /* TENDO_SRC_CUDA_GLUE_H */

@@ -1,0 +1,520 @@
+/* src/cuda/runtime.c - the CUDA backend's host side: devices, the pools'
+ * device allocator, per-thread streams, transfers, cuBLAS handles, and the
+ * launch wrappers that turn CUDA failures into tendo errors.
+ *
+ * Streams.  All work goes on cudaStreamPerThread, so two host threads
+ * drive one GPU concurrently.  The pool orders frees per stream: a block
+ * is reused by its own stream at once, and waits for events when other
+ * streams used it.  The pool needs a name for each thread's stream; that
+ * is cudaStreamGetId of the thread's per-thread stream (plus one, so that
+ * it is never 0).  A use of a tensor by another thread's stream is noted at
+ * launch (tendo__pool_record_stream); when the block is freed, an event is
+ * recorded on that stream if the freeing thread is the one whose stream it
+ * is, and otherwise the device is synchronized before the block can be
+ * reused (CUDA offers no handle to another thread's per-thread stream).
+ *
+ * Errors.  Every CUDA and cuBLAS call is checked; a failure becomes
+ * TENDO_ERR_CUDA with CUDA's message.  A failed cudaMalloc is cleared
+ * (cudaGetLastError) so that it is not reported again by a later launch
+ * check; the pool then empties its cache and retries once before
+ * TENDO_ERR_OOM.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "cuda/glue.h"
+#include "pool.h"
+
+#define MAX_DEVICES 64
+
+/* ---- devices ------------------------------------------------------------ */
+
+static int device_count;
+static pthread_once_t count_once = PTHREAD_ONCE_INIT;
+
+static void count_init(void)
+{
+    int n = 0;
+
+    /* no driver, or no GPU: an error here only means "none" */
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 0) {
+        (void)cudaGetLastError();
+        n = 0;
+    }
+    device_count = n > MAX_DEVICES ? MAX_DEVICES : n;
+}
+
+int tendo__cuda_count(void)
+{
+    pthread_once(&count_once, count_init);
+    return device_count;
+}
+
+bool tendo__cuda_ok(const char *op, int err)
+{
+    if (err == (int)cudaSuccess)
+        return true;
+    tendo__fail(TENDO_ERR_CUDA, op, "CUDA error %d (%s): %s", err, cudaGetErrorName((cudaError_t)err),
+                cudaGetErrorString((cudaError_t)err));
+    return false;
+}
+
+bool tendo__cuda_blas_ok(const char *op, int status)
+{
+    if (status == (int)CUBLAS_STATUS_SUCCESS)
+        return true;
+    tendo__fail(TENDO_ERR_CUDA, op, "cuBLAS error %d (%s)", status, cublasGetStatusString((cublasStatus_t)status));
+    return false;
+}
+
+bool tendo__cuda_use(const char *op, tendo_device d)
+{
+    return tendo__cuda_ok(op, (int)cudaSetDevice(d.index));
+}
+
+bool tendo__cuda_sync(const char *op, tendo_device d)
+{
+    return tendo__cuda_use(op, d) && tendo__cuda_ok(op, (int)cudaDeviceSynchronize());
+}
+
+/* ---- per-thread streams --------------------------------------------------- */
+
+static _Thread_local uintptr_t stream_keys[MAX_DEVICES];
+
+uintptr_t tendo__cuda_stream_key(int index)
+{
+    unsigned long long id = 0;
+    int prev = -1;
+
+    if (index < 0 || index >= MAX_DEVICES)
+        return 0;
+    if (stream_keys[index])
+        return stream_keys[index];
+    if (cudaGetDevice(&prev) != cudaSuccess || cudaSetDevice(index) != cudaSuccess ||
+        cudaStreamGetId(cudaStreamPerThread, &id) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (prev != index)
+        (void)cudaSetDevice(prev);
+    stream_keys[index] = (uintptr_t)id + 1;
+    return stream_keys[index];
+}
+
+/* ---- the pools' device allocator ---------------------------------------------- */
+
+static void *dev_alloc(void *ctx, size_t nbytes)
+{
+    void *p = NULL;
+
+    if (cudaSetDevice((int)(intptr_t)ctx) != cudaSuccess ||
+        cudaMalloc(&p, nbytes ? nbytes : 1) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: clear it for the next check */
+        return NULL;
+    }
+    return p;
+}
+
+static void dev_free(void *ctx, void *p, size_t nbytes)
+{
+    (void)nbytes;
+    if (cudaSetDevice((int)(intptr_t)ctx) != cudaSuccess || cudaFree(p) != cudaSuccess)
+        (void)cudaGetLastError(); /* nothing to report it to */
+}
+
+/* An event after the work queued so far on `stream`, or NULL once that
+ * work is known to be done (see the top of this file). */
+static void *dev_record_event(void *ctx, uintptr_t stream)
+{
+    int index = (int)(intptr_t)ctx;
+    cudaEvent_t ev;
+
+    if (cudaSetDevice(index) != cudaSuccess)
+        goto sync;
+    if (stream != tendo__cuda_stream_key(index))
+        goto sync;
+    if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess)
+        goto sync;
+    if (cudaEventRecord(ev, cudaStreamPerThread) != cudaSuccess) {
+        (void)cudaEventDestroy(ev);
+        goto sync;
+    }
+    return ev;
+sync: /* another thread's stream (or a failure): wait for the whole device */
+    (void)cudaGetLastError();
+    if (cudaDeviceSynchronize() != cudaSuccess)
+        (void)cudaGetLastError();
+    return NULL;
+}
+
+static bool dev_event_done(void *ctx, void *ev)
+{
+    cudaError_t e;
+
+    (void)cudaSetDevice((int)(intptr_t)ctx);
+    e = cudaEventQuery((cudaEvent_t)ev);
+    if (e == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    if (e != cudaSuccess) /* a broken context: nothing will ever run again */
+        (void)cudaGetLastError();
+    return true;
+}
+
+static void dev_destroy_event(void *ctx, void *ev)
+{
+    (void)ctx;
+    if (cudaEventDestroy((cudaEvent_t)ev) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
+static tendo__pool *pools[MAX_DEVICES];
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+
+tendo__pool *tendo__cuda_pool(int index)
+{
+    tendo__pool *p;
+
+    if (index < 0 || index >= tendo__cuda_count())
+        return NULL;
+    pthread_mutex_lock(&pools_lock);
+    p = pools[index];
+    if (!p) {
+        const char *env = getenv("TENDO_POOL");
+        bool off = env && (!strcmp(env, "off") || !strcmp(env, "0"));
+        tendo__device_allocator a = {dev_alloc, dev_free, dev_record_event, dev_event_done,
+                                     dev_destroy_event, (void *)(intptr_t)index};
+        p = pools[index] = tendo__pool_create(tendo_cuda(index), &a, off);
+    }
+    pthread_mutex_unlock(&pools_lock);
+    return p;
+}
+
+/* ---- launches ----------------------------------------------------------------- */
+
+/* Notes that t's block is used by this thread's stream, when it was
+ * allocated for another one (so that its reuse waits for this work). */
+static void note_use(const tendo__tensor *t, uintptr_t key)
+{
+    const tendo__storage *s = t->storage;
+
+    if (s->pool && s->block && key && tendo__pool_block_stream(s->block) != key)
+        tendo__pool_record_stream(s->pool, s->block, key);
+}
+
+static void to_cu_iter(const tendo__iter *it, tendo__cu_iter *c)
+{
+    memset(c, 0, sizeof *c);
+    c->ndim = it->ndim;
+    c->nops = it->nops;
+    c->numel = it->numel;
+    for (int d = 0; d < it->ndim; d++) {
+        c->shape[d] = it->shape[d];
+        for (int k = 0; k < it->nops; k++)
+            c->stride[k][d] = it->stride[k][d];
+    }
+    for (int k = 0; k < it->nops; k++) {
+        c->base[k] = it->base[k];
+        c->elsize[k] = (int)it->elsize[k];
+    }
+}
+
+bool tendo__cuda_begin(const char *op, const tendo__tensor *const *ts, int n)
+{
+    tendo_device d = ts[0]->storage->device;
+    uintptr_t key;
+
+    if (!tendo__cuda_use(op, d))
+        return false;
+    key = tendo__cuda_stream_key(d.index);
+    for (int i = 0; i < n; i++)
+        if (ts[i])
+            note_use(ts[i], key);
+    return true;
+}
+
+bool tendo__cuda_loop(const char *op, const tendo__iter *it, const tendo__tensor *const *ts,
+                      tendo__cu_loop_fn fn, const void *ctx)
+{
+    tendo__cu_iter c;
+
+    if (!fn) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CUDA kernel for this op");
+        return false;
+    }
+    if (!tendo__cuda_begin(op, ts, it->nops))
+        return false;
+    to_cu_iter(it, &c);
+    return tendo__cuda_ok(op, fn(&c, ctx));
+}
+
+bool tendo__cuda_rows(const char *op, const tendo__iter *starts, int64_t len, int64_t in_step,
+                      int64_t out_step, const tendo__tensor *const *ts, int nts, tendo__cu_rows_fn fn,
+                      const void *ctx)
+{
+    tendo__cu_rows r;
+
+    if (!fn) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CUDA kernel for this op");
+        return false;
+    }
+    if (!tendo__cuda_begin(op, ts, nts))
+        return false;
+    to_cu_iter(starts, &r.rows);
+    r.len = len;
+    r.in_step = in_step;
+    r.out_step = out_step;
+    return tendo__cuda_ok(op, fn(&r, ctx));
+}
+
+bool tendo__cuda_copy(const char *op, tendo__tensor *out, const tendo__tensor *in)
+{
+    const tendo__tensor *ts[2] = {out, in};
+    tendo__iter it;
+    tendo__cu_iter c;
+
+    if (out->numel == 0)
+        return true;
+    if (!tendo__cuda_begin(op, ts, 2))
+        return false;
+    tendo__iter_build(&it, out, 1, &in);
+    to_cu_iter(&it, &c);
+    return tendo__cuda_ok(op, tendo__cu_copy(&c));
+}
+
+bool tendo__cuda_fill(const char *op, tendo__tensor *t, const void *value)
+{
+    const tendo__tensor *ts[1] = {t};
+
+    if (t->numel == 0)
+        return true;
+    return tendo__cuda_begin(op, ts, 1) &&
+           tendo__cuda_ok(op, tendo__cu_fill(tendo__tensor_data(t), t->numel, (int)tendo_dtype_size(t->dtype), value));
+}
+
+/* ---- transfers ------------------------------------------------------------------ */
+
+/* Copies of at least STAGE_MIN bytes go through two pinned buffers of
+ * STAGE bytes, so that the host memcpy of one chunk overlaps the DMA of
+ * the other.  One set of buffers for the process: a thread that finds it
+ * busy copies from pageable memory instead. */
+#define STAGE ((size_t)8 << 20)
+#define STAGE_MIN ((size_t)1 << 20)
+
+static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *stage_buf[2];
+
+/* The pinned buffers, locked for the caller; false when they are busy or
+ * cannot be had (then the caller copies without them). */
+static bool stage_acquire(void)
+{
+    if (pthread_mutex_trylock(&stage_lock) != 0)
+        return false;
+    for (int i = 0; i < 2; i++)
+        if (!stage_buf[i] && cudaHostAlloc(&stage_buf[i], STAGE, cudaHostAllocPortable) != cudaSuccess) {
+            (void)cudaGetLastError();
+            stage_buf[i] = NULL;
+            pthread_mutex_unlock(&stage_lock);
+            return false;
+        }
+    return true;
+}
+
+static void stage_release(void) { pthread_mutex_unlock(&stage_lock); }
+
+/* Host -> device through the pinned buffers: chunk i goes through buffer
+ * i % 2, which is refilled only after the event of its previous DMA. */
+static int staged_upload(char *dst, const char *src, size_t n)
+{
+    cudaEvent_t ev[2] = {NULL, NULL};
+    cudaError_t e = cudaSuccess;
+    size_t off = 0;
+
+    for (int i = 0; i < 2 && e == cudaSuccess; i++)
+        e = cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming);
+    for (int i = 0; e == cudaSuccess && off < n; i++) {
+        int b = i & 1;
+        size_t m = n - off < STAGE ? n - off : STAGE;
+        if (i >= 2 && (e = cudaEventSynchronize(ev[b])) != cudaSuccess)
+            break;
+        memcpy(stage_buf[b], src + off, m);
+        if ((e = cudaMemcpyAsync(dst + off, stage_buf[b], m, cudaMemcpyHostToDevice, cudaStreamPerThread)) !=
+            cudaSuccess)
+            break;
+        e = cudaEventRecord(ev[b], cudaStreamPerThread);
+        off += m;
+    }
+    /* always drain the stream: the buffers are reused after this returns */
+    if (cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess && e == cudaSuccess)
+        e = cudaGetLastError();
+    for (int i = 0; i < 2; i++)
+        if (ev[i])
+            (void)cudaEventDestroy(ev[i]);
+    return (int)e;
+}
+
+/* Device -> host through the pinned buffers: the DMA of chunk i overlaps
+ * the host memcpy of chunk i-1 out of the other buffer. */
+static int staged_download(char *dst, const char *src, size_t n)
+{
+    cudaEvent_t ev[2] = {NULL, NULL};
+    cudaError_t e = cudaSuccess;
+    size_t off = 0, prev_off = 0, prev_m = 0;
+    int i = 0;
+
+    for (int k = 0; k < 2 && e == cudaSuccess; k++)
+        e = cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming);
+    for (; e == cudaSuccess && off < n; i++) {
+        int b = i & 1;
+        size_t m = n - off < STAGE ? n - off : STAGE;
+        /* buffer b was emptied into dst in the previous iteration */
+        if ((e = cudaMemcpyAsync(stage_buf[b], src + off, m, cudaMemcpyDeviceToHost, cudaStreamPerThread)) !=
+            cudaSuccess)
+            break;
+        if ((e = cudaEventRecord(ev[b], cudaStreamPerThread)) != cudaSuccess)
+            break;
+        if (i > 0) {
+            if ((e = cudaEventSynchronize(ev[1 - b])) != cudaSuccess)
+                break;
+            memcpy(dst + prev_off, stage_buf[1 - b], prev_m);
+        }
+        prev_off = off;
+        prev_m = m;
+        off += m;
+    }
+    if (e == cudaSuccess && i > 0 && (e = cudaEventSynchronize(ev[(i - 1) & 1])) == cudaSuccess)
+        memcpy(dst + prev_off, stage_buf[(i - 1) & 1], prev_m);
+    if (cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess && e == cudaSuccess)
+        e = cudaGetLastError();
+    for (int k = 0; k < 2; k++)
+        if (ev[k])
+            (void)cudaEventDestroy(ev[k]);
+    return (int)e;
+}
+
+static int plain_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+{
+    cudaError_t e = cudaMemcpyAsync(dst, src, n, kind, cudaStreamPerThread);
+
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(cudaStreamPerThread);
+    return (int)e;
+}
+
+/* n bytes between host and device memory on d, either way. */
+static bool transfer(const char *op, tendo_device d, void *dst, const void *src, size_t n, bool up)
+{
+    int e;
+
+    if (n == 0)
+        return true;
+    if (!tendo__cuda_use(op, d))
+        return false;
+    if (n >= STAGE_MIN && stage_acquire()) {
+        e = up ? staged_upload(dst, src, n) : staged_download(dst, src, n);
+        stage_release();
+    } else {
+        e = plain_copy(dst, src, n, up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+    }
+    return tendo__cuda_ok(op, e);
+}
+
+bool tendo__cuda_upload(const char *op, tendo_device d, void *dst, const void *src, size_t n)
+{
+    return transfer(op, d, dst, src, n, true);
+}
+
+bool tendo__cuda_download(const char *op, tendo_device d, void *dst, const void *src, size_t n)
+{
+    return transfer(op, d, dst, src, n, false);
+}
+
+/* Peer access between each ordered pair of devices, enabled once where
+ * the GPUs support it (cudaMemcpyPeer works without it, through the host). */
+static atomic_uchar peer_tried[MAX_DEVICES][MAX_DEVICES];
+
+static void enable_peer(int dd, int sd)
+{
+    int can = 0;
+
+    if (atomic_exchange(&peer_tried[dd][sd], 1))
+        return;
+    if (cudaDeviceCanAccessPeer(&can, dd, sd) == cudaSuccess && can && cudaSetDevice(dd) == cudaSuccess)
+        (void)cudaDeviceEnablePeerAccess(sd, 0); /* "already enabled" is fine too */
+    (void)cudaGetLastError();
+}
+
+/* Waits for this thread's work on device d. */
+static bool sync_stream(const char *op, tendo_device d)
+{
+    return tendo__cuda_use(op, d) && tendo__cuda_ok(op, (int)cudaStreamSynchronize(cudaStreamPerThread));
+}
+
+bool tendo__cuda_peer(const char *op, tendo_device dd, void *dst, tendo_device sd, const void *src, size_t n)
+{
+    if (n == 0)
+        return true;
+    enable_peer(dd.index, sd.index);
+    /* the source's earlier work is on the source device's stream */
+    if (!sync_stream(op, sd) || !tendo__cuda_use(op, dd))
+        return false;
+    return tendo__cuda_ok(op, (int)cudaMemcpyPeerAsync(dst, dd.index, src, sd.index, n, cudaStreamPerThread)) &&
+           tendo__cuda_ok(op, (int)cudaStreamSynchronize(cudaStreamPerThread));
+}
+
+/* ---- cuBLAS: one handle per device per thread ------------------------------------ */
+
+static pthread_key_t handles_key;
+static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
+static bool handles_key_ok;
+
+/* At thread exit: destroys the thread's handles. */
+static void handles_free(void *v)
+{
+    cublasHandle_t *h = v;
+
+    for (int i = 0; i < MAX_DEVICES; i++)
+        if (h[i] && cudaSetDevice(i) == cudaSuccess)
+            (void)cublasDestroy(h[i]);
+    free(h);
+}
+
+static void handles_init(void) { handles_key_ok = pthread_key_create(&handles_key, handles_free) == 0; }
+
+void *tendo__cuda_cublas(const char *op, int index)
+{
+    cublasHandle_t *h;
+
+    pthread_once(&handles_once, handles_init);
+    if (!handles_key_ok) {
+        tendo__fail(TENDO_ERR_OOM, op, "no thread-specific key for cuBLAS handles");
+        return NULL;
+    }
+    h = pthread_getspecific(handles_key);
+    if (!h) {
+        h = calloc(MAX_DEVICES, sizeof *h);
+        if (!h || pthread_setspecific(handles_key, h) != 0) {
+            free(h);
+            tendo__fail(TENDO_ERR_OOM, op, "out of memory for cuBLAS handles");
+            return NULL;
+        }
+    }
+    if (!h[index]) {
+        if (!tendo__cuda_use(op, tendo_cuda(index)) || !tendo__cuda_blas_ok(op, (int)cublasCreate(&h[index])))
+            return NULL;
+        if (!tendo__cuda_blas_ok(op, (int)cublasSetStream(h[index], cudaStreamPerThread))) {
+            (void)cublasDestroy(h[index]);
+            h[index] = NULL;
+            return NULL;
+        }
+    }
+    return h[index];
+}

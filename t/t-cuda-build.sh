@@ -1,0 +1,56 @@
+#!/bin/sh
+# t/t-cuda-build.sh - what a build with CUDA must show without a GPU:
+#   - the built library holds the kernels and launchers of every dtype;
+#   - a plain C11 program including <tendo.h> compiles with $CC alone (no
+#     CUDA headers: the public headers have no CUDA types), links against
+#     the CUDA-enabled libtendo and runs (CUDA unavailable is not an error).
+# Skips in a build without CUDA.
+set -u
+b=${top_builddir:-.}
+lib=$b/.libs/libtendo.a
+CC=${CC:-cc}
+if ! ls "$b"/src/gen/cuda_ops_*.lo >/dev/null 2>&1; then
+    echo "1..0 # SKIP built without CUDA"
+    exit 0
+fi
+dtypes=$(cd "$b/src/gen" && ls ops_*.c | sed 's/^ops_//; s/\.c$//')
+n=0
+for dt in $dtypes; do n=$((n + 5)); done
+echo "1..$((n + 2))"
+t=0
+check() { # DESCRIPTION, then a command
+    t=$((t + 1)); d=$1; shift
+    if "$@" >/dev/null 2>&1; then echo "ok $t - $d"; else echo "not ok $t - $d"; fi
+}
+syms=$(mktemp)
+nm "$lib" > "$syms" 2>/dev/null
+for dt in $dtypes; do
+    check "$dt: elementwise launchers (tendo__cu_add_$dt, tendo__cu_exp_$dt)" \
+        sh -c "grep -q ' T tendo__cu_add_$dt\$' $syms && grep -q ' T tendo__cu_exp_$dt\$' $syms"
+    check "$dt: reduction, softmax and norm launchers" \
+        sh -c "grep -q ' T tendo__cu_rows_sum_$dt\$' $syms && grep -q ' T tendo__cu_rows_softmax_$dt\$' $syms && grep -q ' T tendo__cu_rows_norm_$dt\$' $syms"
+    check "$dt: rand and conversion launchers" \
+        sh -c "grep -q ' T tendo__cu_rand_$dt\$' $syms && grep -q ' T tendo__cu_to_f32_$dt\$' $syms"
+    check "$dt: device code of its kernels (k_rand_$dt)" sh -c "grep -q 'k_rand_$dt' $syms"
+    check "$dt: the elementwise kernel templates were instantiated" sh -c "grep -q 'tendo_ew_dense' $syms"
+done
+rm -f "$syms"
+dir=$(mktemp -d)
+cat > "$dir/plain.c" <<'C'
+#include <tendo.h>
+int main(void)
+{
+    tensor_f32 *a = tensor_f32_arange(0, 6, 1, tendo_cpu());
+    tensor_f32 *b = tendo_cuda_available() ? tensor_to(a, tendo_cuda(0)) : tensor_clone(a);
+    tensor_f32 *c = b ? tensor_add(b, b) : NULL;
+    float out[6];
+    int ok = c && tensor_copy_to(c, out, 6) == TENDO_OK && out[5] == 10.0f;
+    tensor_free(a), tensor_free(b), tensor_free(c);
+    return ok ? 0 : 1;
+}
+C
+check "a plain C11 program compiles against <tendo.h> with $CC alone (no CUDA headers)" \
+    $CC -std=c11 -Wall -Wextra -Werror -I"$b/include" -I"${top_srcdir:-.}/include" -c "$dir/plain.c" -o "$dir/plain.o"
+check "and links against the CUDA-enabled libtendo.so and runs" \
+    sh -c "$CC '$dir/plain.o' -o '$dir/plain' -L'$b/.libs' -Wl,-rpath,'$(cd "$b/.libs" && pwd)' -ltendo && '$dir/plain'"
+rm -rf "$dir"

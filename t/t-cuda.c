@@ -1,0 +1,71 @@
+/* t/t-cuda.c - every op on cuda:0 against the CPU for every dtype and
+ * layout (t/cuda-body.h), the pool's statistics on the device, and two
+ * host threads driving one GPU.  Without a GPU: "# SKIP no CUDA device". */
+#include <pthread.h>
+#include <string.h>
+
+#include "dt.h"
+
+#define TEST_BODY "cuda-body.h"
+#include "each-dtype.h"
+
+/* One thread's loop: c = a + b on the device, checked on the host. */
+static void *worker(void *arg)
+{
+    float seed = *(const float *)arg, want[256], got[256];
+    int bad = 0;
+
+    for (int it = 0; it < 50 && !bad; it++) {
+        tensor_f32 *a = tensor_f32_full(TENDO_SHAPE(256), seed, tendo_cuda(0));
+        tensor_f32 *b = tensor_f32_arange(0, 256, 1, tendo_cuda(0));
+        tensor_f32 *c = a && b ? tensor_add(a, b) : NULL;
+        if (!c || tensor_copy_to(c, got, 256) != TENDO_OK)
+            bad = 1;
+        for (int i = 0; !bad && i < 256; i++) {
+            want[i] = seed + (float)i;
+            bad = got[i] != want[i];
+        }
+        tensor_free(a), tensor_free(b), tensor_free(c);
+    }
+    return bad ? (void *)1 : NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t th[2];
+    float seeds[2] = {1.0f, 1000.0f};
+    void *r[2] = {(void *)1, (void *)1};
+
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&th[i], NULL, worker, &seeds[i]) != 0)
+            bail("pthread_create failed");
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], &r[i]);
+    ok(r[0] == NULL && r[1] == NULL, "two host threads drive cuda:0 at once, each on its own stream");
+    is_int(TENDO_OK, tendo_sync(tendo_cuda(0)), "tendo_sync(cuda:0)");
+}
+
+static void test_pool(void)
+{
+    tendo_pool_stats before = tendo_pool_get_stats(tendo_cuda(0)), after;
+    tensor_f32 *t = tensor_f32_zeros(TENDO_SHAPE(1024, 1024), tendo_cuda(0));
+
+    after = tendo_pool_get_stats(tendo_cuda(0));
+    ok(t && after.allocations == before.allocations + 1 && after.bytes_in_use >= before.bytes_in_use + (4 << 20),
+       "a device tensor comes from cuda:0's pool");
+    tensor_free(t);
+    after = tendo_pool_get_stats(tendo_cuda(0));
+    ok(after.bytes_in_use == before.bytes_in_use && after.bytes_cached > 0, "freeing it caches the block");
+    tendo_pool_empty_cache(tendo_cuda(0));
+    is_int(TENDO_OK, tendo_sync(tendo_cuda(0)), "empty_cache leaves the device usable");
+}
+
+int main(void)
+{
+    if (!tendo_cuda_available())
+        skip_all("no CUDA device");
+    FOR_EACH_DTYPE(test_cuda);
+    test_pool();
+    test_threads();
+    return done_testing();
+}
