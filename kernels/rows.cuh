@@ -2,7 +2,9 @@
  * (one gen/ops.toml [[reduction]] each), softmax/log_softmax, layer_norm
  * and rms_norm.  Everything accumulates in float.
  *
- * Reductions pick one of three shapes of work:
+ * Reductions pick one of three shapes of work (and split long rows into
+ * chunks over two passes when there are too few of them to fill the GPU,
+ * see "split reductions" below):
  *   - columns: the rows start at adjacent elements and step over a larger
  *     stride (reducing an outer dim): a 32x8 block takes 32 adjacent rows,
  *     so each of its loads is one coalesced 128-byte line, and splits their
@@ -89,15 +91,144 @@ __global__ void tendo_reduce_cols(tendo__cu_rows r)
     }
 }
 
+/* ---- split reductions: too few rows to fill the GPU ------------------------
+ *
+ * When the rows are long but few (sum_all is one row of numel elements;
+ * reducing the outer dim of a tall matrix gives few column groups), one
+ * block per row (or per 32 columns) would leave most SMs idle.  Each row is
+ * then cut into fixed chunks: pass 1 folds every (row, chunk) into a float
+ * partial, pass 2 folds each row's partials in chunk order and finalizes.
+ * The chunking is fixed, so the result does not depend on the GPU. */
+#define TENDO_SPLIT_ROW_CHUNK 16384 /* elements of a row per pass-1 block */
+#define TENDO_SPLIT_COL_CHUNK 512   /* rows per pass-1 block of 32 columns */
+#define TENDO_SPLIT_MIN_BLOCKS 1024 /* fewer natural blocks than this: split */
+
+/* Pass 1 for rows: partial g = row g / nchunks, chunk g % nchunks. */
+template <typename T, typename I, typename R>
+__global__ void tendo_reduce_split_rows(tendo__cu_rows r, int64_t nchunks, float *part)
+{
+    __shared__ float sh[32];
+
+    for (int64_t g = blockIdx.x; g < r.rows.numel * nchunks; g += gridDim.x) { /* uniform per block */
+        int64_t j = g / nchunks, lo = g % nchunks * TENDO_SPLIT_ROW_CHUNK;
+        int64_t hi = lo + TENDO_SPLIT_ROW_CHUNK < r.len ? lo + TENDO_SPLIT_ROW_CHUNK : r.len;
+        int64_t off[TENDO__CU_OPS];
+        tendo_offsets<I>(r.rows, (I)j, off);
+        const T *x = (const T *)r.rows.base[1] + off[1];
+        float acc = R::identity();
+#pragma unroll 4
+        for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x)
+            acc = R::combine(acc, tendo_ld(x[k * r.in_step]));
+        acc = tendo_block_reduce(acc, R(), R::identity(), sh);
+        if (threadIdx.x == 0)
+            part[g] = acc;
+    }
+}
+
+/* Pass 2 for rows: a block folds row j's nchunks partials. */
+template <typename T, typename I, typename R>
+__global__ void tendo_reduce_parts_rows(tendo__cu_rows r, int64_t nchunks, const float *part)
+{
+    __shared__ float sh[32];
+
+    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+        float acc = R::identity();
+        for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x)
+            acc = R::combine(acc, part[j * nchunks + c]);
+        acc = tendo_block_reduce(acc, R(), R::identity(), sh);
+        if (threadIdx.x == 0) {
+            int64_t off[TENDO__CU_OPS];
+            tendo_offsets<I>(r.rows, (I)j, off);
+            ((T *)r.rows.base[0])[off[0]] = tendo_st<T>(R::finalize(acc, r.len));
+        }
+    }
+}
+
+/* Pass 1 for columns (the layout of tendo_reduce_cols): block (g, c) folds
+ * rows [c * CHUNK, (c + 1) * CHUNK) of columns 32g..32g+31 into
+ * part[c * count + j]. */
+template <typename T, typename R>
+__global__ void tendo_reduce_split_cols(tendo__cu_rows r, int64_t nchunks, float *part)
+{
+    __shared__ float sh[TENDO_COLS_Y][TENDO_COLS_X + 1];
+    const T *in = (const T *)r.rows.base[1];
+    int64_t count = r.rows.numel, groups = (count + TENDO_COLS_X - 1) / TENDO_COLS_X;
+
+    for (int64_t b = blockIdx.x; b < groups * nchunks; b += gridDim.x) { /* uniform per block */
+        int64_t g = b % groups, c = b / groups, j = g * TENDO_COLS_X + threadIdx.x;
+        int64_t lo = c * TENDO_SPLIT_COL_CHUNK;
+        int64_t hi = lo + TENDO_SPLIT_COL_CHUNK < r.len ? lo + TENDO_SPLIT_COL_CHUNK : r.len;
+        float acc = R::identity();
+        if (j < count)
+            for (int64_t k = lo + threadIdx.y; k < hi; k += TENDO_COLS_Y)
+                acc = R::combine(acc, tendo_ld(in[j + k * r.in_step]));
+        sh[threadIdx.y][threadIdx.x] = acc;
+        __syncthreads();
+        if (threadIdx.y == 0 && j < count) {
+            for (int y = 1; y < TENDO_COLS_Y; y++)
+                acc = R::combine(acc, sh[y][threadIdx.x]);
+            part[c * count + j] = acc;
+        }
+        __syncthreads(); /* sh is rewritten by the next block's work */
+    }
+}
+
+/* Pass 2 for columns: a thread per column folds its nchunks partials. */
+template <typename T, typename R>
+__global__ void tendo_reduce_parts_cols(tendo__cu_rows r, int64_t nchunks, const float *part)
+{
+    int64_t count = r.rows.numel, out_next = r.rows.stride[0][0];
+
+    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < count;
+         j += (int64_t)gridDim.x * blockDim.x) {
+        float acc = R::identity();
+        for (int64_t c = 0; c < nchunks; c++)
+            acc = R::combine(acc, part[c * count + j]);
+        ((T *)r.rows.base[0])[j * out_next] = tendo_st<T>(R::finalize(acc, r.len));
+    }
+}
+
 template <typename T, typename R>
 static int tendo_reduce_launch(const tendo__cu_rows *r)
 {
     int64_t count = r->rows.numel;
-    bool small = tendo_small(&r->rows);
+    bool small = tendo_small(&r->rows), cols;
+    int64_t natural, nchunks;
+    float *part = NULL;
+    cudaError_t e;
 
     if (count == 0)
         return 0;
-    if (r->rows.ndim == 1 && r->rows.stride[1][0] == 1 && r->in_step != 1 && count > 1) {
+    cols = r->rows.ndim == 1 && r->rows.stride[1][0] == 1 && r->in_step != 1 && count > 1;
+    natural = cols ? (count + TENDO_COLS_X - 1) / TENDO_COLS_X : count;
+    nchunks = (r->len + (cols ? TENDO_SPLIT_COL_CHUNK : TENDO_SPLIT_ROW_CHUNK) - 1) /
+              (cols ? TENDO_SPLIT_COL_CHUNK : TENDO_SPLIT_ROW_CHUNK);
+    if ((cols || r->len >= 1024) && natural < TENDO_SPLIT_MIN_BLOCKS && nchunks >= 4) {
+        e = cudaMallocAsync((void **)&part, (size_t)(count * nchunks) * sizeof(float), cudaStreamPerThread);
+        if (e != cudaSuccess)
+            return (int)e;
+        if (cols) {
+            dim3 block(TENDO_COLS_X, TENDO_COLS_Y);
+            tendo_reduce_split_cols<T, R>
+                <<<tendo_blocks(natural * nchunks, 1), block, 0, cudaStreamPerThread>>>(*r, nchunks, part);
+            tendo_reduce_parts_cols<T, R>
+                <<<tendo_blocks(count, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
+        } else if (small) {
+            tendo_reduce_split_rows<T, uint32_t, R>
+                <<<tendo_blocks(count * nchunks, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
+            tendo_reduce_parts_rows<T, uint32_t, R>
+                <<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
+        } else {
+            tendo_reduce_split_rows<T, int64_t, R>
+                <<<tendo_blocks(count * nchunks, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
+            tendo_reduce_parts_rows<T, int64_t, R>
+                <<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
+        }
+        e = cudaGetLastError();
+        cudaError_t f = cudaFreeAsync(part, cudaStreamPerThread); /* ordered after both passes */
+        return (int)(e != cudaSuccess ? e : f);
+    }
+    if (cols) {
         dim3 block(TENDO_COLS_X, TENDO_COLS_Y);
         tendo_reduce_cols<T, R><<<tendo_blocks(count, TENDO_COLS_X), block, 0, cudaStreamPerThread>>>(*r);
     } else if (r->len >= 1024) {

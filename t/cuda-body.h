@@ -282,6 +282,43 @@ static void DTFN(test_cuda_rows)(void)
     }
 }
 
+/* Reductions over few long rows and over few tall columns take the
+ * two-pass split path (kernels/rows.cuh); these shapes are chosen to. */
+static void DTFN(test_cuda_split)(void)
+{
+    static const int64_t wide[2] = {4, 70000}, tall[2] = {5000, 40};
+    TT *c, *g, *h, *rc, *rg;
+    char what[128];
+
+    for (int k = 0; k < 2; k++) {
+        const int64_t *shape = k ? tall : wide;
+        int dim = k ? 0 : 1;
+
+        c = DTFN(cu_rand_input)(2, shape, 40 + k, -1, 1);
+        h = DTFN(cu_rand_input)(2, shape, 40 + k, -1, 1);
+        g = tensor_to(h, tendo_cuda(0));
+        tensor_free(h);
+        if (!c || !g)
+            bail("making split inputs failed: %s", tendo_error_message(tendo_last_error()));
+        rc = TFN(sum)(c, dim, false), rg = TFN(sum)(g, dim, false);
+        snprintf(what, sizeof what, "sum over dim %d of [%lld,%lld] (split in two passes)", dim,
+                 (long long)shape[0], (long long)shape[1]);
+        DTFN(cu_same)(rc, rg, 8 * CU_TOL, what);
+        tensor_free(rc), tensor_free(rg);
+        rc = TFN(max)(c, dim, true), rg = TFN(max)(g, dim, true);
+        snprintf(what, sizeof what, "max over dim %d of [%lld,%lld], keepdim (split)", dim,
+                 (long long)shape[0], (long long)shape[1]);
+        DTFN(cu_same)(rc, rg, 0, what);
+        tensor_free(rc), tensor_free(rg);
+        rc = TFN(mean)(c, dim, false), rg = TFN(mean)(g, dim, false);
+        snprintf(what, sizeof what, "mean over dim %d of [%lld,%lld] (split)", dim, (long long)shape[0],
+                 (long long)shape[1]);
+        DTFN(cu_same)(rc, rg, 8 * CU_TOL, what);
+        tensor_free(rc), tensor_free(rg);
+        tensor_free(c), tensor_free(g);
+    }
+}
+
 static void DTFN(test_cuda_matmul)(void)
 {
     const int64_t as[3] = {3, 33, 17}, bs[2] = {17, 29}, bts[2] = {29, 17}, vs[1] = {17}, bb[3] = {1, 17, 29};
@@ -401,6 +438,7 @@ static void DTFN(test_cuda)(void)
     DTFN(test_cuda_elementwise)();
     DTFN(test_cuda_sentinel)();
     DTFN(test_cuda_rows)();
+    DTFN(test_cuda_split)();
     DTFN(test_cuda_matmul)();
     DTFN(test_cuda_create_and_move)();
     DTFN(test_cuda_errors)();
