@@ -205,8 +205,10 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
               (cols ? TENDO_SPLIT_COL_CHUNK : TENDO_SPLIT_ROW_CHUNK);
     if ((cols || r->len >= 1024) && natural < TENDO_SPLIT_MIN_BLOCKS && nchunks >= 4) {
         e = cudaMallocAsync((void **)&part, (size_t)(count * nchunks) * sizeof(float), cudaStreamPerThread);
-        if (e != cudaSuccess)
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError(); /* reported by the return, not by the next launch */
             return (int)e;
+        }
         if (cols) {
             dim3 block(TENDO_COLS_X, TENDO_COLS_Y);
             tendo_reduce_split_cols<T, R>

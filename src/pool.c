@@ -426,8 +426,11 @@ static bool defer_free(tendo__pool *p, tendo__pool_block *b)
             b->events[n++] = ev;
     }
     b->nevents = n;
-    if (n == 0)
+    if (n == 0) { /* every use was waited for already: nothing to track */
+        free(b->events);
+        b->events = NULL;
         return false;
+    }
     b->pending_next = p->pending;
     p->pending = b;
     p->d.pending_blocks++;

@@ -139,13 +139,16 @@ static void DTFN(test_cuda_elementwise)(void)
         DTFN(cu_un_out_fn) out;
     } uns[] = {CU_UN(neg), CU_UN(abs), CU_UN(exp), CU_UN(log), CU_UN(sqrt), CU_UN(rsqrt), CU_UN(sin),
                CU_UN(cos), CU_UN(tanh), CU_UN(sigmoid), CU_UN(relu), CU_UN(gelu), CU_UN(silu)};
-    const int64_t shape[2] = {37, 53}, bshape[2] = {1, 53};
+    const int64_t shape[2] = {37, 53};
     char what[128];
 
     for (int layout = 0; layout < 4; layout++) {
         TT *ca = DTFN(cu_view)(DTFN(cu_rand_input)(2, shape, 1 + layout, -2, 2), layout);
         TT *cb = DTFN(cu_view)(DTFN(cu_rand_input)(2, shape, 9 + layout, 0.5, 2), layout);
-        TT *cr = DTFN(cu_rand_input)(2, bshape, 17, -1, 1); /* broadcast along rows */
+        /* broadcast along rows: one row as wide as the view (the
+         * transposed and sliced views change the width) */
+        int64_t bshape[2] = {1, ca ? tensor_shape(ca)[1] : 1};
+        TT *cr = DTFN(cu_rand_input)(2, bshape, 17, -1, 1);
         TT *ga0 = DTFN(cu_rand_input)(2, shape, 1 + layout, -2, 2), *gb0 = DTFN(cu_rand_input)(2, shape, 9 + layout, 0.5, 2);
         TT *ga = DTFN(cu_view)(tensor_to(ga0, tendo_cuda(0)), layout);
         TT *gb = DTFN(cu_view)(tensor_to(gb0, tendo_cuda(0)), layout);
@@ -385,6 +388,17 @@ static void DTFN(test_cuda_create_and_move)(void)
     ok(back && tensor_copy_to(c, hc, n) == TENDO_OK && tensor_copy_to(back, hg, n) == TENDO_OK &&
            memcmp(hc, hg, (size_t)n * sizeof *hc) == 0,
        "%s cpu -> cuda:0 -> cpu is exact", DT_NAME);
+    {
+        /* 24 MiB of f32 (12 of 16-bit): several 8 MiB pinned stages each way,
+         * the last one partial */
+        int64_t big = ((int64_t)6 << 20) + 777;
+        TT *bc = DTFN(cu_rand_input)(1, &big, 12, -5, 5);
+        TT *bg = bc ? tensor_to(bc, tendo_cuda(0)) : NULL;
+        TT *bb = bg ? tensor_to(bg, tendo_cpu()) : NULL;
+        ok(bb && memcmp(tensor_data(bc), tensor_data(bb), (size_t)big * sizeof(E)) == 0,
+           "%s a %lld-element transfer through the pinned stages round-trips exactly", DT_NAME, (long long)big);
+        tensor_free(bc), tensor_free(bg), tensor_free(bb);
+    }
     cv = tensor_transpose(c, 0, 1), gv = g ? tensor_transpose(g, 0, 1) : NULL;
     t = gv ? tensor_contiguous(gv) : NULL;
     DTFN(cu_same)(cv, t, 0, "contiguous of a transposed device view");

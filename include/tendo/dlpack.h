@@ -171,8 +171,11 @@ extern "C" {
  * once, which frees it and that reference.  It owns its shape and strides
  * arrays; strides are always filled in, in elements; data is the address
  * of element 0 with byte_offset 0 (as PyTorch does), or NULL for an empty
- * tensor.  bf16 is kDLBfloat with 16 bits.  NULL on failure:
- * TENDO_ERR_INVALID_ARG (t is NULL), TENDO_ERR_OOM. */
+ * tensor.  bf16 is kDLBfloat with 16 bits.  A CUDA tensor is exported
+ * once the work queued on its device is done (tendo_sync), so a consumer on
+ * any stream reads its values; the consumer must finish its own work on the
+ * memory before calling the deleter, after which tendo may reuse it.  NULL
+ * on failure: TENDO_ERR_INVALID_ARG (t is NULL), TENDO_ERR_CUDA, TENDO_ERR_OOM. */
 TENDO_API DLManagedTensorVersioned *tendo_to_dlpack_versioned(const tendo_tensor *t);
 /* The same as the legacy DLManagedTensor, for consumers older than
  * DLPack 1.0 (the "dltensor" capsule of Python's __dlpack__). */
@@ -202,7 +205,10 @@ TENDO_API DLManagedTensor *tendo_to_dlpack(const tendo_tensor *t);
  *                          build without it, ROCm, ...);
  *   TENDO_ERR_OOM.
  * kDLCUDAHost and kDLROCMHost (pinned host memory) import as CPU tensors,
- * kDLCUDAManaged as CUDA tensors of device_id. */
+ * kDLCUDAManaged as CUDA tensors of device_id.  A CUDA producer's writes
+ * must be complete (or ordered before tendo's per-thread stream) when m is
+ * handed over: DLPack leaves that to the exchange, e.g. Python's
+ * __dlpack__(stream=...). */
 TENDO_API tendo_tensor *tendo_from_dlpack_versioned(DLManagedTensorVersioned *m);
 /* The same for the legacy DLManagedTensor (no version, no flags). */
 TENDO_API tendo_tensor *tendo_from_dlpack(DLManagedTensor *m);

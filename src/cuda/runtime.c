@@ -61,6 +61,9 @@ bool tendo__cuda_ok(const char *op, int err)
 {
     if (err == (int)cudaSuccess)
         return true;
+    /* reported here once: the next launch's cudaGetLastError must not see
+     * it again (a sticky error stays, whatever this does) */
+    (void)cudaGetLastError();
     tendo__fail(TENDO_ERR_CUDA, op, "CUDA error %d (%s): %s", err, cudaGetErrorName((cudaError_t)err),
                 cudaGetErrorString((cudaError_t)err));
     return false;
@@ -508,13 +511,20 @@ void *tendo__cuda_cublas(const char *op, int index)
         }
     }
     if (!h[index]) {
-        if (!tendo__cuda_use(op, tendo_cuda(index)) || !tendo__cuda_blas_ok(op, (int)cublasCreate(&h[index])))
+        cublasHandle_t made = NULL;
+
+        /* cached only once fully set up: a failed create leaves no handle */
+        if (!tendo__cuda_use(op, tendo_cuda(index)) || !tendo__cuda_blas_ok(op, (int)cublasCreate(&made)))
             return NULL;
-        if (!tendo__cuda_blas_ok(op, (int)cublasSetStream(h[index], cudaStreamPerThread))) {
-            (void)cublasDestroy(h[index]);
-            h[index] = NULL;
+        /* f16/bf16 outputs: keep the split-K sums in f32, so each result
+         * is rounded once, as on the CPU */
+        if (!tendo__cuda_blas_ok(op, (int)cublasSetStream(made, cudaStreamPerThread)) ||
+            !tendo__cuda_blas_ok(op, (int)cublasSetMathMode(made, CUBLAS_DEFAULT_MATH |
+                                                                      CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) {
+            (void)cublasDestroy(made);
             return NULL;
         }
+        h[index] = made;
     }
     return h[index];
 }
