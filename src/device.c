@@ -26,6 +26,22 @@ bool tendo_cuda_available(void) { return false; }
 int tendo_cuda_device_count(void) { return 0; }
 #endif
 
+tendo_status tendo_cuda_device_info(int index, char *name, size_t n, size_t *total_bytes, size_t *free_bytes)
+{
+    static const char op[] = "cuda_device_info";
+
+    if (!tendo__check_device(op, tendo_cuda(index)))
+        return tendo_error_status(tendo_last_error());
+#ifdef TENDO_HAVE_CUDA
+    if (!tendo__cuda_info(op, index, name, n, total_bytes, free_bytes))
+        return TENDO_ERR_CUDA;
+    return TENDO_OK;
+#else
+    (void)name, (void)n, (void)total_bytes, (void)free_bytes;
+    return tendo__fail(TENDO_ERR_DEVICE, op, "this build has no CUDA"); /* not reached: check_device */
+#endif
+}
+
 tendo_status tendo_sync(tendo_device d)
 {
     static const char op[] = "sync";

@@ -23,6 +23,18 @@ static void test_devices(void)
     snprintf(want, sizeof want, "zeros: device cuda:%d", n);
     ok(strstr(tendo_error_message(tendo_last_error()), want) != NULL,
        "  naming the op and the device: %s", tendo_error_message(tendo_last_error()));
+    {
+        char name[64] = "untouched";
+        size_t total = 7, avail = 7;
+
+        ok(tendo_cuda_device_info(n, name, sizeof name, &total, &avail) == TENDO_ERR_DEVICE &&
+               !strcmp(name, "untouched") && total == 7 && avail == 7,
+           "cuda_device_info of cuda:%d (past the count) is TENDO_ERR_DEVICE, outputs untouched", n);
+        for (int i = 0; i < n; i++)
+            ok(tendo_cuda_device_info(i, name, sizeof name, &total, &avail) == TENDO_OK && name[0] && total > 0 &&
+                   avail <= total,
+               "cuda:%d is %s with %zu bytes, %zu free", i, name, total, avail);
+    }
     is_int(TENDO_OK, tendo_sync(tendo_cpu()), "sync on the CPU is a no-op");
     tendo_set_allow_tf32(true);
     ok(tendo_get_allow_tf32(), "allow_tf32 can be set");

@@ -138,10 +138,20 @@ static int info(int argc, char **argv)
 #undef PRINT_DTYPE
     printf("devices:\n  cpu\n");
     ndev = tendo_cuda_device_count();
-    for (int i = 0; i < ndev; i++)
-        printf("  %s\n", tendo_device_str(tendo_cuda(i)));
+    for (int i = 0; i < ndev; i++) {
+        char name[256];
+        size_t total, avail;
+
+        if (tendo_cuda_device_info(i, name, sizeof name, &total, &avail) == TENDO_OK)
+            printf("  %-7s %s, %.1f GiB (%.1f GiB free)\n", tendo_device_str(tendo_cuda(i)), name,
+                   (double)total / (1 << 30), (double)avail / (1 << 30));
+        else
+            printf("  %-7s (%s)\n", tendo_device_str(tendo_cuda(i)), tendo_error_message(tendo_last_error()));
+    }
     if (ndev == 0)
-        printf("  no CUDA devices available%s\n", tendo_cuda_available() ? "" : " (this build has no CUDA)");
+        printf("  no CUDA devices available (%s)\n", strstr(tendo_build_options(), "cuda=yes")
+                                                        ? "no CUDA driver or GPU found"
+                                                        : "this build has no CUDA");
     return tool_finish_stdout("info", TOOL_OK);
 }
 

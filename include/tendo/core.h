@@ -100,6 +100,13 @@ TENDO_API const char *tendo_status_str(tendo_status s);
 /* Resets the calling thread's last error to TENDO_OK. */
 TENDO_API void tendo_clear_error(void);
 
+/* CUDA device index's name (copied into name, n bytes with the NUL, when
+ * name is not NULL) and its total and currently free memory in bytes (each
+ * when not NULL).  TENDO_ERR_DEVICE for an index that is not a usable
+ * device (any index in a build without CUDA), TENDO_ERR_CUDA on a failed
+ * query; the calling thread's current CUDA device is left as it was. */
+TENDO_API tendo_status tendo_cuda_device_info(int index, char *name, size_t n, size_t *total_bytes,
+                                              size_t *free_bytes);
 /* Waits until all work queued on d (by any thread) is done: CUDA ops are
  * asynchronous, except those that return data to the host (copy_to, to the
  * CPU).  Hand a CUDA tensor to another thread after a tendo_sync.  TENDO_OK

@@ -19,6 +19,8 @@ struct tendo__pool;
 
 /* Usable CUDA devices (0 when there is no driver or no GPU; never an error). */
 int tendo__cuda_count(void);
+/* tendo_cuda_device_info for a valid index (see core.h). */
+bool tendo__cuda_info(const char *op, int index, char *name, size_t n, size_t *total, size_t *free_bytes);
 /* The caching pool of CUDA device index (created on first use), or NULL. */
 struct tendo__pool *tendo__cuda_pool(int index);
 /* The pool's name for the calling thread's per-thread stream on device

@@ -22,6 +22,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,31 @@ int tendo__cuda_count(void)
 {
     pthread_once(&count_once, count_init);
     return device_count;
+}
+
+bool tendo__cuda_info(const char *op, int index, char *name, size_t n, size_t *total, size_t *free_bytes)
+{
+    struct cudaDeviceProp prop;
+    size_t f = 0, t = 0;
+    int prev;
+
+    if (!tendo__cuda_ok(op, (int)cudaGetDeviceProperties(&prop, index)))
+        return false;
+    if (name && n > 0)
+        snprintf(name, n, "%s", prop.name);
+    if (total)
+        *total = prop.totalGlobalMem;
+    if (!free_bytes)
+        return true;
+    /* cudaMemGetInfo asks the current device: switch to index and back */
+    if (!tendo__cuda_ok(op, (int)cudaGetDevice(&prev)) || !tendo__cuda_ok(op, (int)cudaSetDevice(index)))
+        return false;
+    if (!tendo__cuda_ok(op, (int)cudaMemGetInfo(&f, &t))) {
+        (void)cudaSetDevice(prev);
+        return false;
+    }
+    *free_bytes = f;
+    return tendo__cuda_ok(op, (int)cudaSetDevice(prev));
 }
 
 bool tendo__cuda_ok(const char *op, int err)
