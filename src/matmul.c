@@ -257,10 +257,10 @@ static bool cuda_gemm(const char *op, const tendo__tensor *a, const tendo__tenso
         }
     }
     if (uniform)
-        return tendo__cuda_blas_ok(op, (int)cublasGemmStridedBatchedEx(
+        return tendo__cuda_end(ts, 3, tendo__cuda_blas_ok(op, (int)cublasGemmStridedBatchedEx(
                                    h, tb, ta, (int)n, (int)m, (int)k, &one, pb, (cudaDataType)cuda_type, (int)ldb, sb,
                                    pa, (cudaDataType)cuda_type, (int)lda, sa, &zero, pc, (cudaDataType)cuda_type,
-                                   (int)n, m * n, (int)nbatches, ct, CUBLAS_GEMM_DEFAULT));
+                                   (int)n, m * n, (int)nbatches, ct, CUBLAS_GEMM_DEFAULT)));
     for (int64_t bi = 0; bi < nbatches; bi++) {
         int64_t ao, bo;
         batch_offsets(A, B, nbatch, batch, bi, &ao, &bo);
@@ -271,7 +271,7 @@ static bool cuda_gemm(const char *op, const tendo__tensor *a, const tendo__tenso
                                           CUBLAS_GEMM_DEFAULT)))
             return false;
     }
-    return true;
+    return tendo__cuda_end(ts, 3, true);
 }
 
 /* numpy.matmul on a GPU: operands with no unit stride are made contiguous

@@ -17,6 +17,7 @@ struct tendo__pool_block {
     tendo__pool_block *prev, *next; /* neighbours within the segment, by address */
     uintptr_t stream;               /* the stream it was allocated for */
     uintptr_t *uses;                /* other streams that may still read it */
+    void **use_events;              /* per use: an event after its latest noted work, or NULL */
     int nuses, cap_uses;
     void **events;                  /* outstanding events once freed */
     int nevents;
@@ -180,9 +181,21 @@ static tendo__pool_block *block_new(tendo__pool *p)
     return b;
 }
 
+/* Destroys the use events b still holds (its uses are forgotten next). */
+static void drop_use_events(tendo__pool *p, tendo__pool_block *b)
+{
+    for (int i = 0; i < b->nuses; i++)
+        if (b->use_events[i]) {
+            p->dev.destroy_event(p->dev.ctx, b->use_events[i]);
+            b->use_events[i] = NULL;
+        }
+}
+
 static void block_delete(tendo__pool *p, tendo__pool_block *b)
 {
+    drop_use_events(p, b);
     free(b->uses);
+    free(b->use_events);
     free(b->events);
     b->next = p->spare;
     p->spare = b;
@@ -236,6 +249,7 @@ static void free_block(tendo__pool *p, tendo__pool_block *b)
     tendo__pool_block *n;
 
     b->allocated = false;
+    drop_use_events(p, b);
     b->nuses = 0;
     if (b->prev && !b->prev->allocated) { /* b goes into its free left neighbour */
         b = b->prev;
@@ -421,7 +435,11 @@ static bool defer_free(tendo__pool *p, tendo__pool_block *b)
     if (!b->events)
         return false; /* cannot track: see below */
     for (int i = 0; i < b->nuses; i++) {
-        void *ev = p->dev.record_event(p->dev.ctx, b->uses[i]);
+        /* the event the using thread left after its work, or one made now
+         * (which costs a device sync when this is another thread) */
+        void *ev = b->use_events[i] ? b->use_events[i] : p->dev.record_event(p->dev.ctx, b->uses[i]);
+
+        b->use_events[i] = NULL;
         if (ev)
             b->events[n++] = ev;
     }
@@ -471,14 +489,38 @@ void tendo__pool_record_stream(tendo__pool *p, tendo__pool_block *b, uintptr_t s
         if (!seen && b->nuses == b->cap_uses) {
             int cap = b->cap_uses ? 2 * b->cap_uses : 4;
             uintptr_t *u = realloc(b->uses, (size_t)cap * sizeof *u);
-            if (u) {
+            void **e = u ? realloc(b->use_events, (size_t)cap * sizeof *e) : NULL;
+            if (u)
                 b->uses = u;
+            if (e) {
+                b->use_events = e;
                 b->cap_uses = cap;
             }
         }
-        if (!seen && b->nuses < b->cap_uses)
+        if (!seen && b->nuses < b->cap_uses) {
+            b->use_events[b->nuses] = NULL;
             b->uses[b->nuses++] = stream;
+        }
     }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void tendo__pool_record_use_done(tendo__pool *p, tendo__pool_block *b, uintptr_t stream)
+{
+    if (!p->dev.record_event)
+        return;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < b->nuses; i++)
+        if (b->uses[i] == stream) {
+            void *ev = p->dev.record_event(p->dev.ctx, stream);
+
+            if (ev) { /* the newer event covers the older one's work too */
+                if (b->use_events[i])
+                    p->dev.destroy_event(p->dev.ctx, b->use_events[i]);
+                b->use_events[i] = ev;
+            }
+            break;
+        }
     pthread_mutex_unlock(&p->lock);
 }
 

@@ -78,6 +78,10 @@ tendo__pool_block *tendo__pool_alloc(tendo__pool *p, const char *op, size_t nbyt
 void tendo__pool_free(tendo__pool *p, tendo__pool_block *b);
 /* Notes that work on stream may use b, so its reuse waits for that stream. */
 void tendo__pool_record_stream(tendo__pool *p, tendo__pool_block *b, uintptr_t stream);
+/* Called by the thread whose stream it is, after queueing work that uses
+ * b: records an event there (replacing the one before), which a later free
+ * from any thread waits on instead of synchronizing the device. */
+void tendo__pool_record_use_done(tendo__pool *p, tendo__pool_block *b, uintptr_t stream);
 /* The block's memory (64-byte aligned at least) and usable size. */
 void *tendo__pool_block_ptr(const tendo__pool_block *b);
 size_t tendo__pool_block_size(const tendo__pool_block *b);

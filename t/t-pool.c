@@ -192,6 +192,42 @@ static void test_streams(void)
     ok(m.live_bytes == 0, "nothing leaked");
 }
 
+/* A stream that used a block leaves an event after its work
+ * (record_use_done); a later free, from any thread, waits on that event
+ * instead of asking for a new one, and the superseded events are
+ * destroyed. */
+static void test_use_events(void)
+{
+    mock_dev m;
+    tendo__pool *p = mock_pool(&m, false);
+    tendo__pool_block *a, *b;
+    void *pa;
+
+    a = tendo__pool_alloc(p, "t", 64 * KiB, 1);
+    pa = tendo__pool_block_ptr(a);
+    tendo__pool_record_use_done(p, a, 2); /* not a noted use yet: ignored */
+    is_int(0, m.events_made, "record_use_done of a stream with no noted use makes no event");
+    tendo__pool_record_stream(p, a, 2);
+    tendo__pool_record_use_done(p, a, 2);
+    tendo__pool_record_use_done(p, a, 2); /* later work: replaces the first event */
+    ok(m.events_made == 2 && m.events_destroyed == 1, "each record_use_done replaces the stream's event (2 made, 1 destroyed)");
+    tendo__pool_free(p, a);
+    ok(m.events_made == 2 && detail(p).pending_blocks == 1,
+       "the free waits on the event left after the use, making none");
+    b = tendo__pool_alloc(p, "t", 64 * KiB, 1);
+    ok(tendo__pool_block_ptr(b) != pa, "  and the block is not reused while it is pending");
+    m.events_done = true;
+    tendo__pool_free(p, b);
+    b = tendo__pool_alloc(p, "t", 64 * KiB, 1);
+    ok(tendo__pool_block_ptr(b) == pa && m.events_destroyed == 2, "  then it is, and its event is destroyed");
+    tendo__pool_record_stream(p, b, 3);
+    tendo__pool_record_use_done(p, b, 3);
+    tendo__pool_free(p, b); /* on stream 3's event, already done */
+    tendo__pool_destroy(p);
+    ok(m.live_bytes == 0 && m.events_made == m.events_destroyed, "destroy releases everything, every event destroyed (%d of %d)",
+       m.events_destroyed, m.events_made);
+}
+
 static void test_oom(void)
 {
     mock_dev m;
@@ -313,6 +349,7 @@ int main(void)
     test_rounding_and_segments();
     test_best_fit_and_large();
     test_streams();
+    test_use_events();
     test_oom();
     test_bypass();
     test_random_trace();

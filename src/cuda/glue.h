@@ -38,6 +38,11 @@ bool tendo__cuda_blas_ok(const char *op, int status);
  * uses ts[0..n) (NULL entries skipped), so that their blocks are not
  * reused before this work is done. */
 bool tendo__cuda_begin(const char *op, const tendo__tensor *const *ts, int n);
+/* After the work is queued: leaves an event after it for each of ts that
+ * this thread's stream used but did not allocate, so that freeing it from
+ * any thread waits for that event instead of the whole device.  Returns ok
+ * (for `return tendo__cuda_end(ts, n, launched);`). */
+bool tendo__cuda_end(const tendo__tensor *const *ts, int n, bool ok);
 /* Runs fn (a launcher of src/gen/cuda_*.cu) over it, whose operands are
  * the tensors ts[0..it->nops) (output first), on their device. */
 bool tendo__cuda_loop(const char *op, const tendo__iter *it, const tendo__tensor *const *ts,

@@ -8,10 +8,11 @@
  * streams used it.  The pool needs a name for each thread's stream; that
  * is cudaStreamGetId of the thread's per-thread stream (plus one, so that
  * it is never 0).  A use of a tensor by another thread's stream is noted at
- * launch (tendo__pool_record_stream); when the block is freed, an event is
- * recorded on that stream if the freeing thread is the one whose stream it
- * is, and otherwise the device is synchronized before the block can be
- * reused (CUDA offers no handle to another thread's per-thread stream).
+ * launch (tendo__pool_record_stream), and after the launch that thread
+ * leaves an event on its stream (tendo__cuda_end, replacing the previous
+ * one).  A free from any thread then waits on those events; only a use
+ * with no event (its recording failed) costs a device synchronization,
+ * since CUDA offers no handle to another thread's per-thread stream.
  *
  * Errors.  Every CUDA and cuBLAS call is checked; a failure becomes
  * TENDO_ERR_CUDA with CUDA's message.  A failed cudaMalloc is cleared
@@ -270,6 +271,22 @@ bool tendo__cuda_begin(const char *op, const tendo__tensor *const *ts, int n)
     return true;
 }
 
+bool tendo__cuda_end(const tendo__tensor *const *ts, int n, bool ok)
+{
+    uintptr_t key;
+
+    if (!ok || n == 0 || !ts[0])
+        return ok;
+    key = tendo__cuda_stream_key(ts[0]->storage->device.index);
+    for (int i = 0; i < n; i++) {
+        const tendo__storage *s = ts[i] ? ts[i]->storage : NULL;
+
+        if (s && s->pool && s->block && key && tendo__pool_block_stream(s->block) != key)
+            tendo__pool_record_use_done(s->pool, s->block, key);
+    }
+    return ok;
+}
+
 bool tendo__cuda_loop(const char *op, const tendo__iter *it, const tendo__tensor *const *ts,
                       tendo__cu_loop_fn fn, const void *ctx)
 {
@@ -282,7 +299,7 @@ bool tendo__cuda_loop(const char *op, const tendo__iter *it, const tendo__tensor
     if (!tendo__cuda_begin(op, ts, it->nops))
         return false;
     to_cu_iter(it, &c);
-    return tendo__cuda_ok(op, fn(&c, ctx));
+    return tendo__cuda_end(ts, it->nops, tendo__cuda_ok(op, fn(&c, ctx)));
 }
 
 bool tendo__cuda_rows(const char *op, const tendo__iter *starts, int64_t len, int64_t in_step,
@@ -301,7 +318,7 @@ bool tendo__cuda_rows(const char *op, const tendo__iter *starts, int64_t len, in
     r.len = len;
     r.in_step = in_step;
     r.out_step = out_step;
-    return tendo__cuda_ok(op, fn(&r, ctx));
+    return tendo__cuda_end(ts, nts, tendo__cuda_ok(op, fn(&r, ctx)));
 }
 
 bool tendo__cuda_copy(const char *op, tendo__tensor *out, const tendo__tensor *in)
@@ -316,7 +333,7 @@ bool tendo__cuda_copy(const char *op, tendo__tensor *out, const tendo__tensor *i
         return false;
     tendo__iter_build(&it, out, 1, &in);
     to_cu_iter(&it, &c);
-    return tendo__cuda_ok(op, tendo__cu_copy(&c));
+    return tendo__cuda_end(ts, 2, tendo__cuda_ok(op, tendo__cu_copy(&c)));
 }
 
 bool tendo__cuda_fill(const char *op, tendo__tensor *t, const void *value)
@@ -326,7 +343,8 @@ bool tendo__cuda_fill(const char *op, tendo__tensor *t, const void *value)
     if (t->numel == 0)
         return true;
     return tendo__cuda_begin(op, ts, 1) &&
-           tendo__cuda_ok(op, tendo__cu_fill(tendo__tensor_data(t), t->numel, (int)tendo_dtype_size(t->dtype), value));
+           tendo__cuda_end(ts, 1, tendo__cuda_ok(op, tendo__cu_fill(tendo__tensor_data(t), t->numel,
+                                                                   (int)tendo_dtype_size(t->dtype), value)));
 }
 
 /* ---- transfers ------------------------------------------------------------------ */
