@@ -108,6 +108,10 @@ static inline bool t_bshape(int na, const int64_t *sa, int nb, const int64_t *sb
 
 /* The input layouts of t/layouts-body.h. */
 enum { L_CONTIG, L_TRANS, L_SLICED, L_EXPAND, L_FLIP, L_COUNT };
+
+/* Data sets of the layout tests' inputs (see DTFN(make) in layouts-body.h):
+ * multiples of 1/8 (exact sums), random values, random values with NaNs. */
+enum { D_EIGHTHS, D_RANDOM, D_NANS, D_COUNT };
 static const char *const t_layout[L_COUNT] = {"contiguous", "transposed", "sliced", "expanded", "flipped"};
 
 static inline bool t_same_shape(int na, const int64_t *a, int nb, const int64_t *b)

@@ -38,6 +38,35 @@ static TT *DTFN(layout_view)(TT *base, int layout, int nd, const int64_t *shape)
     return v;
 }
 
+/* A view of the given layout and shape whose base holds values of data
+ * set ds (D_EIGHTHS, D_RANDOM, D_NANS) in [lo, hi).  (inline: t-ops makes
+ * its operands with its own DTFN(make_operand), and leaves this unused.) */
+static inline TT *DTFN(make)(int layout, int nd, const int64_t *shape, uint64_t *rng, int ds, double lo, double hi)
+{
+    int64_t bshape[TENDO_MAX_DIMS], n;
+    TT *base;
+    E *raw;
+
+    t_layout_base(&layout, nd, shape, bshape);
+    n = t_numel(nd, bshape);
+    raw = malloc((size_t)(n ? n : 1) * sizeof *raw);
+    if (!raw)
+        bail("out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        double x = t_rand_range(rng, lo, hi);
+        if (ds == D_EIGHTHS)
+            x = floor(x * 8) / 8;
+        else if (ds == D_NANS && t_rand_u64(rng) % 29 == 0)
+            x = NAN;
+        raw[i] = E_FROM_DOUBLE(x);
+    }
+    base = TFN(from_data)(raw, nd, bshape, tendo_cpu());
+    free(raw);
+    if (!base)
+        bail("from_data failed: %s", tendo_error_message(tendo_last_error()));
+    return DTFN(layout_view)(base, layout, nd, shape);
+}
+
 /* Raw elements of t (row-major), for bitwise comparisons; the caller frees. */
 static E *DTFN(raw)(const TT *t)
 {

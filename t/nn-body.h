@@ -36,8 +36,6 @@
 
 #define T_U 0x1p-24
 
-enum { D_EIGHTHS, D_RANDOM };
-
 /* Float additions an element can go through in the library's blocked row
  * sums of n terms. */
 static double t_depth(int64_t n)
@@ -155,30 +153,6 @@ static double DTFN(narrow_tol)(double want)
     if (DT_MANTISSA_BITS >= 24)
         return DTFN(tiny)();
     return DT_ULP * fabs(want) + DTFN(tiny)();
-}
-
-/* A view of the given layout and shape whose base holds random values in
- * [lo, hi), or k/8 values there when ds is D_EIGHTHS. */
-static TT *DTFN(make)(int layout, int nd, const int64_t *shape, uint64_t *rng, int ds, double lo, double hi)
-{
-    int64_t bshape[TENDO_MAX_DIMS], n;
-    TT *base;
-    E *raw;
-
-    t_layout_base(&layout, nd, shape, bshape);
-    n = t_numel(nd, bshape);
-    raw = malloc((size_t)(n ? n : 1) * sizeof *raw);
-    if (!raw)
-        bail("out of memory");
-    for (int64_t i = 0; i < n; i++) {
-        double x = t_rand_range(rng, lo, hi);
-        raw[i] = E_FROM_DOUBLE(ds == D_EIGHTHS ? floor(x * 8) / 8 : x);
-    }
-    base = TFN(from_data)(raw, nd, bshape, tendo_cpu());
-    free(raw);
-    if (!base)
-        bail("from_data failed: %s", tendo_error_message(tendo_last_error()));
-    return DTFN(layout_view)(base, layout, nd, shape);
 }
 
 static bool DTFN(failed_with)(tendo_status st, const char *frag)

@@ -202,7 +202,7 @@ static double DTFN(rand_val)(uint64_t *rng, double lo, double hi, double minabs)
 /* A view of the given layout and shape.  Its base holds random values in
  * [lo, hi) (|v| >= minabs; every nan_every-th one NaN when nan_every > 0),
  * or NaN everywhere when poison is set (for outputs). */
-static TT *DTFN(make)(int layout, int nd, const int64_t *shape, uint64_t *rng, double lo, double hi, double minabs,
+static TT *DTFN(make_operand)(int layout, int nd, const int64_t *shape, uint64_t *rng, double lo, double hi, double minabs,
                       int nan_every, bool poison)
 {
     int64_t bshape[TENDO_MAX_DIMS];
@@ -363,8 +363,8 @@ static void DTFN(test_binary)(int op)
             for (int la = 0; la < L_COUNT; la++)
                 for (int lb = 0; lb < L_COUNT; lb++) {
                     uint64_t rng = 0x5eed0000u + (uint64_t)(op * 1000 + p * 100 + la * 10 + lb) * 7919u;
-                    TT *a = DTFN(make)(la, pt->na, pt->a, &rng, o->alo, o->ahi, 0, 23, false);
-                    TT *b = DTFN(make)(lb, pt->nb, pt->b, &rng, o->blo, o->bhi, o->bmin, 29, false);
+                    TT *a = DTFN(make_operand)(la, pt->na, pt->a, &rng, o->alo, o->ahi, 0, 23, false);
+                    TT *b = DTFN(make_operand)(lb, pt->nb, pt->b, &rng, o->blo, o->bhi, o->bmin, 29, false);
                     double *av = DTFN(values)(a), *bv = DTFN(values)(b);
                     char what[160], s1[64], s2[64];
                     TT *r = NULL;
@@ -376,7 +376,7 @@ static void DTFN(test_binary)(int op)
                     if (form == 0) {
                         r = DTFN(binary)(op, a, b);
                     } else {
-                        r = DTFN(make)(DTFN(out_layout)(la + lb), no, so, &rng, 0, 0, 0, 0, true);
+                        r = DTFN(make_operand)(DTFN(out_layout)(la + lb), no, so, &rng, 0, 0, 0, 0, true);
                         st = DTFN(binary_out)(op, r, a, b);
                     }
                     if (!r || st != TENDO_OK)
@@ -407,7 +407,7 @@ static void DTFN(test_binary_scalar)(int op)
             for (int k = 0; k < 3; k++) {
                 const struct t_ushape *u = &t_ushapes[sh];
                 uint64_t rng = 0xabcdefu + (uint64_t)(op * 1000 + sh * 100 + l * 10 + k);
-                TT *a = DTFN(make)(l, u->n, u->s, &rng, op == B_POW ? -4 : o->alo, o->ahi, 0, 31, false);
+                TT *a = DTFN(make_operand)(l, u->n, u->s, &rng, op == B_POW ? -4 : o->alo, o->ahi, 0, 31, false);
                 double s = (double)(float)o->s[k], *av = DTFN(values)(a);
                 TT *r = DTFN(binary_scalar)(op, a, o->s[k]);
                 char what[160], s1[64];
@@ -453,8 +453,8 @@ static void DTFN(test_binary_inplace)(int op)
                     (which == 2 && !t_same_shape(pt->na, pt->a, pt->nb, pt->b)))
                     continue;
                 /* the written operand in layout l, the other one in another */
-                a = DTFN(make)(into_a ? l : (l + 2) % L_COUNT, pt->na, pt->a, &rng, o->alo, o->ahi, 0, 0, false);
-                b = DTFN(make)(into_a ? (l + 2) % L_COUNT : l, pt->nb, pt->b, &rng, o->blo, o->bhi, o->bmin, 0, false);
+                a = DTFN(make_operand)(into_a ? l : (l + 2) % L_COUNT, pt->na, pt->a, &rng, o->alo, o->ahi, 0, 0, false);
+                b = DTFN(make_operand)(into_a ? (l + 2) % L_COUNT : l, pt->nb, pt->b, &rng, o->blo, o->bhi, o->bmin, 0, false);
                 if (which == 2) { /* op(a, a) into a; the pow base in the exponent's range too */
                     tensor_free(b);
                     b = a;
@@ -521,14 +521,14 @@ static void DTFN(test_unary)(int op)
 
                 if (form == 2 && l == L_EXPAND)
                     continue;
-                a = DTFN(make)(l, u->n, u->s, &rng, o->lo, o->hi, 0, 19, false);
+                a = DTFN(make_operand)(l, u->n, u->s, &rng, o->lo, o->hi, 0, 19, false);
                 av = DTFN(values)(a);
                 snprintf(what, sizeof what, "%s a %s %s", form == 0 ? "new" : form == 1 ? "out" : "in place",
                          t_shape_str(s1, sizeof s1, u->n, u->s), t_layout[l]);
                 if (form == 0) {
                     r = DTFN(unary)(op, a);
                 } else if (form == 1) {
-                    r = DTFN(make)(DTFN(out_layout)(l + sh), u->n, u->s, &rng, 0, 0, 0, 0, true);
+                    r = DTFN(make_operand)(DTFN(out_layout)(l + sh), u->n, u->s, &rng, 0, 0, 0, 0, true);
                     st = DTFN(unary_out)(op, r, a);
                 } else {
                     st = DTFN(unary_out)(op, a, a);
@@ -702,14 +702,14 @@ static void DTFN(test_clamp)(void)
 
                     if (form == 2 && l == L_EXPAND)
                         continue;
-                    a = DTFN(make)(l, u->n, u->s, &rng, -3, 3, 0, 13, false);
+                    a = DTFN(make_operand)(l, u->n, u->s, &rng, -3, 3, 0, 13, false);
                     av = DTFN(values)(a);
                     snprintf(what, sizeof what, "%s a %s %s, [%g, %g]", form == 0 ? "new" : form == 1 ? "out" : "in place",
                              t_shape_str(s1, sizeof s1, u->n, u->s), t_layout[l], bounds[k][0], bounds[k][1]);
                     if (form == 0) {
                         r = tensor_clamp(a, bounds[k][0], bounds[k][1]);
                     } else if (form == 1) {
-                        r = DTFN(make)(DTFN(out_layout)(l + k), u->n, u->s, &rng, 0, 0, 0, 0, true);
+                        r = DTFN(make_operand)(DTFN(out_layout)(l + k), u->n, u->s, &rng, 0, 0, 0, 0, true);
                         st = tensor_clamp_out(r, a, bounds[k][0], bounds[k][1]);
                     } else {
                         st = tensor_clamp_out(a, a, bounds[k][0], bounds[k][1]);
@@ -777,15 +777,15 @@ static bool DTFN(unchanged)(const TT *t, const E *snap)
 static void DTFN(test_out_errors)(void)
 {
     uint64_t rng = 0xe770u;
-    TT *a34 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){3, 4}, &rng, -2, 2, 0, 0, false);
-    TT *b24 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){2, 4}, &rng, -2, 2, 0, 0, false);
-    TT *b34 = DTFN(make)(L_TRANS, 2, (const int64_t[]){3, 4}, &rng, 0.5, 2, 0, 0, false);
-    TT *sq = DTFN(make)(L_CONTIG, 2, (const int64_t[]){4, 4}, &rng, 0.5, 2, 0, 0, false);
+    TT *a34 = DTFN(make_operand)(L_CONTIG, 2, (const int64_t[]){3, 4}, &rng, -2, 2, 0, 0, false);
+    TT *b24 = DTFN(make_operand)(L_CONTIG, 2, (const int64_t[]){2, 4}, &rng, -2, 2, 0, 0, false);
+    TT *b34 = DTFN(make_operand)(L_TRANS, 2, (const int64_t[]){3, 4}, &rng, 0.5, 2, 0, 0, false);
+    TT *sq = DTFN(make_operand)(L_CONTIG, 2, (const int64_t[]){4, 4}, &rng, 0.5, 2, 0, 0, false);
     TT *sqt = tensor_transpose(sq, 0, 1);
-    TT *base = DTFN(make)(L_CONTIG, 1, (const int64_t[]){11}, &rng, 0.5, 2, 0, 0, false);
+    TT *base = DTFN(make_operand)(L_CONTIG, 1, (const int64_t[]){11}, &rng, 0.5, 2, 0, 0, false);
     TT *lo = tensor_narrow(base, 0, 0, 10), *hi = tensor_narrow(base, 0, 1, 10);
-    TT *b10 = DTFN(make)(L_CONTIG, 1, (const int64_t[]){10}, &rng, 0.5, 2, 0, 0, false);
-    TT *one4 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){1, 4}, &rng, 0, 0, 0, 0, true);
+    TT *b10 = DTFN(make_operand)(L_CONTIG, 1, (const int64_t[]){10}, &rng, 0.5, 2, 0, 0, false);
+    TT *one4 = DTFN(make_operand)(L_CONTIG, 2, (const int64_t[]){1, 4}, &rng, 0, 0, 0, 0, true);
     TT *exp34 = tensor_expand(one4, 2, (const int64_t[]){3, 4});
     E *snap = DTFN(raw)(base), *snapsq = DTFN(raw)(sq);
     char want[96];
@@ -930,11 +930,11 @@ static void DTFN(test_threads)(void)
                                          "exp",                 "gelu (transposed)", "sigmoid (sliced)", "clamp"};
     const int64_t shape[2] = {300, 500};
     uint64_t rng = 0x7777u;
-    TT *a = DTFN(make)(L_CONTIG, 2, shape, &rng, -4, 4, 0, 1001, false);
-    TT *at = DTFN(make)(L_TRANS, 2, shape, &rng, -4, 4, 0, 0, false);
-    TT *af = DTFN(make)(L_FLIP, 2, shape, &rng, 0.25, 4, 0, 0, false);
-    TT *as = DTFN(make)(L_SLICED, 2, shape, &rng, -8, 8, 0, 0, false);
-    TT *row = DTFN(make)(L_CONTIG, 1, shape + 1, &rng, -4, 4, 0, 0, false);
+    TT *a = DTFN(make_operand)(L_CONTIG, 2, shape, &rng, -4, 4, 0, 1001, false);
+    TT *at = DTFN(make_operand)(L_TRANS, 2, shape, &rng, -4, 4, 0, 0, false);
+    TT *af = DTFN(make_operand)(L_FLIP, 2, shape, &rng, 0.25, 4, 0, 0, false);
+    TT *as = DTFN(make_operand)(L_SLICED, 2, shape, &rng, -8, 8, 0, 0, false);
+    TT *row = DTFN(make_operand)(L_CONTIG, 1, shape + 1, &rng, -4, 4, 0, 0, false);
 
     t_want_threads(DT_NAME);
     for (int k = 0; k < N_CASES; k++) {

@@ -35,7 +35,6 @@
 enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_COUNT };
 static const char *const t_rname[R_COUNT] = {"sum", "mean", "max", "min"};
 
-enum { D_EIGHTHS, D_RANDOM, D_NANS, D_COUNT };
 static const char *const t_dname[D_COUNT] = {"eighths", "random", "random with NaNs"};
 
 /* Float additions an element can go through in the library's blocked
@@ -93,34 +92,6 @@ static const struct t_rshape {
 
 /* x rounded once to the dtype. */
 static double DTFN(round)(double x) { return E_TO_DOUBLE(E_FROM_DOUBLE(x)); }
-
-/* A view of the given layout and shape whose base holds values of data
- * set ds in [lo, hi). */
-static TT *DTFN(make)(int layout, int nd, const int64_t *shape, uint64_t *rng, int ds, double lo, double hi)
-{
-    int64_t bshape[TENDO_MAX_DIMS], n;
-    TT *base;
-    E *raw;
-
-    t_layout_base(&layout, nd, shape, bshape);
-    n = t_numel(nd, bshape);
-    raw = malloc((size_t)(n ? n : 1) * sizeof *raw);
-    if (!raw)
-        bail("out of memory");
-    for (int64_t i = 0; i < n; i++) {
-        double x = t_rand_range(rng, lo, hi);
-        if (ds == D_EIGHTHS)
-            x = floor(x * 8) / 8;
-        else if (ds == D_NANS && t_rand_u64(rng) % 29 == 0)
-            x = NAN;
-        raw[i] = E_FROM_DOUBLE(x);
-    }
-    base = TFN(from_data)(raw, nd, bshape, tendo_cpu());
-    free(raw);
-    if (!base)
-        bail("from_data failed: %s", tendo_error_message(tendo_last_error()));
-    return DTFN(layout_view)(base, layout, nd, shape);
-}
 
 static TT *DTFN(reduce)(int op, const TT *a, int dim, bool keepdim)
 {
