@@ -1,7 +1,8 @@
 /* t/check.h - folding many element comparisons into one TAP line, for the
  * compute tests (t/ops-body.h, t/reduce-body.h, t/nn-body.h): a t_check
  * counts comparisons and mismatches and keeps the first mismatch, t_done
- * reports them as one ok() with a diag() of that first mismatch. */
+ * reports them as one ok() with a diag() of that first mismatch.  Also
+ * t_failed_with, for checking the error a call left. */
 #ifndef TENDO_T_CHECK_H
 #define TENDO_T_CHECK_H
 
@@ -21,6 +22,20 @@ typedef struct {
     int64_t bad, n;
     char first[512];
 } t_check;
+
+/* The last error has status st and its message contains frag (diag()
+ * says what it was otherwise); clears the error either way. */
+static inline bool t_failed_with(tendo_status st, const char *frag)
+{
+    const tendo_error *e = tendo_last_error();
+    bool good = tendo_error_status(e) == st && strstr(tendo_error_message(e), frag);
+
+    if (!good)
+        diag("status %s, message: %s (wanted %s, \"%s\")", tendo_status_str(tendo_error_status(e)),
+             tendo_error_message(e), tendo_status_str(st), frag);
+    tendo_clear_error();
+    return good;
+}
 
 static inline bool t_close(double got, double want, double tol)
 {

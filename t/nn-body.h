@@ -155,18 +155,6 @@ static double DTFN(narrow_tol)(double want)
     return DT_ULP * fabs(want) + DTFN(tiny)();
 }
 
-static bool DTFN(failed_with)(tendo_status st, const char *frag)
-{
-    const tendo_error *e = tendo_last_error();
-    bool good = tendo_error_status(e) == st && strstr(tendo_error_message(e), frag);
-
-    if (!good)
-        diag("status %s, message: %s (wanted %s, \"%s\")", tendo_status_str(tendo_error_status(e)),
-             tendo_error_message(e), tendo_status_str(st), frag);
-    tendo_clear_error();
-    return good;
-}
-
 /* Checks r against a finished reference want[] with tolerances tol[]. */
 static void DTFN(check_against)(t_check *c, const char *what, const TT *r, int no, const int64_t *so,
                                 const double *want, const double *tol)
@@ -308,10 +296,10 @@ static void DTFN(test_matmul_errors)(void)
     ok(good, "%s matmul with a 0-d operand is refused (%s)", DT_NAME, tendo_error_message(tendo_last_error()));
     tendo_clear_error();
 
-    ok(tensor_matmul(a234, b345) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, "matmul: "),
+    ok(tensor_matmul(a234, b345) == NULL && t_failed_with(TENDO_ERR_SHAPE, "matmul: "),
        "%s matmul([2,3,4], [3,4,5]): batch dims 2 and 3 do not broadcast: TENDO_ERR_SHAPE", DT_NAME);
-    good = TFN(matmul)(NULL, a34) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "matmul");
-    good = TFN(matmul)(a34, NULL) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "matmul") && good;
+    good = TFN(matmul)(NULL, a34) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "matmul");
+    good = TFN(matmul)(a34, NULL) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "matmul") && good;
     ok(good, "%s matmul with NULL: TENDO_ERR_INVALID_ARG", DT_NAME);
     tensor_free(a34);
     tensor_free(b56);
@@ -481,9 +469,9 @@ static void DTFN(test_softmax_edges)(void)
         const char *name = lg ? "log_softmax" : "softmax";
         TT *r;
 
-        good = DTFN(softmax_op)(lg, a, 2) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name);
-        good = DTFN(softmax_op)(lg, a, -3) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "dim -3") && good;
-        good = DTFN(softmax_op)(lg, NULL, 0) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+        good = DTFN(softmax_op)(lg, a, 2) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name);
+        good = DTFN(softmax_op)(lg, a, -3) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim -3") && good;
+        good = DTFN(softmax_op)(lg, NULL, 0) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
         ok(good, "%s %s: dim 2 or -3 of [3,4], NULL: TENDO_ERR_INVALID_ARG", DT_NAME, name);
         for (int d = 0; d < 2; d++) {
             r = DTFN(softmax_op)(lg, e, d);
@@ -604,18 +592,18 @@ static void DTFN(test_norm_edges)(void)
     double *v, *bv;
     bool good;
 
-    good = tensor_layer_norm(a, w5, w4, 1e-5) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, "[5]");
-    good = tensor_layer_norm(a, w14, NULL, 1e-5) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, "[1,4]") && good;
+    good = tensor_layer_norm(a, w5, w4, 1e-5) == NULL && t_failed_with(TENDO_ERR_SHAPE, "[5]");
+    good = tensor_layer_norm(a, w14, NULL, 1e-5) == NULL && t_failed_with(TENDO_ERR_SHAPE, "[1,4]") && good;
     ok(good, "%s layer_norm with a weight of shape [5] or [1,4] for [3,4]: TENDO_ERR_SHAPE naming it", DT_NAME);
-    good = tensor_layer_norm(a, w4, w5, 1e-5) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, "[5]");
+    good = tensor_layer_norm(a, w4, w5, 1e-5) == NULL && t_failed_with(TENDO_ERR_SHAPE, "[5]");
     ok(good, "%s layer_norm with a bias of shape [5] for [3,4]: TENDO_ERR_SHAPE naming it", DT_NAME);
-    good = tensor_rms_norm(a, w5, 1e-5) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, "[5]");
+    good = tensor_rms_norm(a, w5, 1e-5) == NULL && t_failed_with(TENDO_ERR_SHAPE, "[5]");
     ok(good, "%s rms_norm with a weight of shape [5] for [3,4]: TENDO_ERR_SHAPE naming it", DT_NAME);
-    good = tensor_layer_norm(a, w4, w4, -1e-5) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "eps");
-    good = tensor_rms_norm(a, NULL, -1) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "eps") && good;
+    good = tensor_layer_norm(a, w4, w4, -1e-5) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "eps");
+    good = tensor_rms_norm(a, NULL, -1) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "eps") && good;
     ok(good, "%s layer_norm and rms_norm refuse a negative eps: TENDO_ERR_INVALID_ARG", DT_NAME);
-    good = TFN(layer_norm)(NULL, NULL, NULL, 1e-5) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "layer_norm");
-    good = TFN(rms_norm)(NULL, NULL, 1e-5) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "rms_norm") && good;
+    good = TFN(layer_norm)(NULL, NULL, NULL, 1e-5) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "layer_norm");
+    good = TFN(rms_norm)(NULL, NULL, 1e-5) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "rms_norm") && good;
     ok(good, "%s layer_norm and rms_norm of NULL: TENDO_ERR_INVALID_ARG", DT_NAME);
 
     /* a constant row (variance 0): exactly the bias */

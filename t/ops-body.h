@@ -738,19 +738,6 @@ static void DTFN(test_clamp)(void)
     }
 }
 
-/* The last error has status st and its message contains frag. */
-static bool DTFN(failed_with)(tendo_status st, const char *frag)
-{
-    const tendo_error *e = tendo_last_error();
-    bool good = tendo_error_status(e) == st && strstr(tendo_error_message(e), frag);
-
-    if (!good)
-        diag("status %s, message: %s (wanted %s, \"%s\")", tendo_status_str(tendo_error_status(e)),
-             tendo_error_message(e), tendo_status_str(st), frag);
-    tendo_clear_error();
-    return good;
-}
-
 /* Every element of t is NaN (the poison is still there). */
 static bool DTFN(all_nan)(const TT *t)
 {
@@ -807,12 +794,12 @@ static void DTFN(test_out_errors)(void)
         ok(good, "%s %s([3,4], [2,4]) fails with TENDO_ERR_SHAPE: \"%s\"", DT_NAME, name, want);
         tendo_clear_error();
         ok(DTFN(binary_out)(op, out34, a34, b24) == TENDO_ERR_SHAPE &&
-               DTFN(failed_with)(TENDO_ERR_SHAPE, "shapes [3,4] and [2,4] cannot broadcast") && DTFN(all_nan)(out34),
+               t_failed_with(TENDO_ERR_SHAPE, "shapes [3,4] and [2,4] cannot broadcast") && DTFN(all_nan)(out34),
            "%s %s_out(out, [3,4], [2,4]) fails with TENDO_ERR_SHAPE, out untouched", DT_NAME, name);
 
         /* out of the wrong shape: transposed, or only broadcastable */
-        good = DTFN(binary_out)(op, out43, a34, b34) == TENDO_ERR_SHAPE && DTFN(failed_with)(TENDO_ERR_SHAPE, "[4,3]");
-        good = DTFN(binary_out)(op, out4, a34, b34) == TENDO_ERR_SHAPE && DTFN(failed_with)(TENDO_ERR_SHAPE, "[4]") &&
+        good = DTFN(binary_out)(op, out43, a34, b34) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "[4,3]");
+        good = DTFN(binary_out)(op, out4, a34, b34) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "[4]") &&
                good;
         ok(good && DTFN(all_nan)(out43) && DTFN(all_nan)(out4),
            "%s %s_out into [4,3] and [4] for a [3,4] result: TENDO_ERR_SHAPE, out untouched", DT_NAME, name);
@@ -821,28 +808,28 @@ static void DTFN(test_out_errors)(void)
          * transpose of an input (same elements, other order); an expanded
          * out */
         good = DTFN(binary_out)(op, hi, lo, b10) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap");
+               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap");
         good = DTFN(binary_out)(op, hi, b10, lo) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
         good = DTFN(binary_out)(op, lo, hi, hi) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
         good = DTFN(binary_out)(op, sqt, sq, sq) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
         ok(good && DTFN(unchanged)(base, snap) && DTFN(unchanged)(sq, snapsq),
            "%s %s_out into a shifted or transposed view of an input: TENDO_ERR_INVALID_ARG, nothing written", DT_NAME,
            name);
         ok(DTFN(binary_out)(op, exp34, a34, b34) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlapping") && DTFN(all_nan)(one4),
+               t_failed_with(TENDO_ERR_INVALID_ARG, "overlapping") && DTFN(all_nan)(one4),
            "%s %s_out into an expanded (stride 0) out: TENDO_ERR_INVALID_ARG", DT_NAME, name);
 
         /* NULL anywhere */
-        good = DTFN(binary)(op, NULL, b34) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name);
-        good = DTFN(binary)(op, a34, NULL) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+        good = DTFN(binary)(op, NULL, b34) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name);
+        good = DTFN(binary)(op, a34, NULL) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
         good = DTFN(binary_out)(op, NULL, a34, b34) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
         good = DTFN(binary_out)(op, out34, a34, NULL) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
-        good = DTFN(binary_scalar)(op, NULL, 1) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
+        good = DTFN(binary_scalar)(op, NULL, 1) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
         ok(good, "%s %s with a NULL tensor: TENDO_ERR_INVALID_ARG naming the op", DT_NAME, name);
         tensor_free(out43);
         tensor_free(out4);
@@ -854,19 +841,19 @@ static void DTFN(test_out_errors)(void)
         TT *out43 = TFN(full)(2, (const int64_t[]){4, 3}, NAN, tendo_cpu());
         bool good;
 
-        good = DTFN(unary_out)(op, out43, a34) == TENDO_ERR_SHAPE && DTFN(failed_with)(TENDO_ERR_SHAPE, "[4,3]") &&
+        good = DTFN(unary_out)(op, out43, a34) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "[4,3]") &&
                DTFN(all_nan)(out43);
         good = DTFN(unary_out)(op, hi, lo) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
         good = DTFN(unary_out)(op, lo, hi) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
         good = DTFN(unary_out)(op, sqt, sq) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
         good = DTFN(unary_out)(op, exp34, a34) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlapping") && good;
-        good = DTFN(unary)(op, NULL) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, "overlapping") && good;
+        good = DTFN(unary)(op, NULL) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
         good = DTFN(unary_out)(op, NULL, a34) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, name) && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
         ok(good && DTFN(unchanged)(base, snap) && DTFN(unchanged)(sq, snapsq) && DTFN(all_nan)(one4),
            "%s %s_out: wrong shape -> TENDO_ERR_SHAPE; overlapping, expanded or NULL -> TENDO_ERR_INVALID_ARG", DT_NAME,
            name);
@@ -878,14 +865,14 @@ static void DTFN(test_out_errors)(void)
         TT *out43 = TFN(full)(2, (const int64_t[]){4, 3}, NAN, tendo_cpu());
         bool good;
 
-        good = tensor_clamp(a34, 1, -1) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "clamp");
+        good = tensor_clamp(a34, 1, -1) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "clamp");
         good = tensor_clamp_out(out34, a34, 1, -1) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "clamp") && DTFN(all_nan)(out34) && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, "clamp") && DTFN(all_nan)(out34) && good;
         ok(good, "%s clamp with lo > hi: TENDO_ERR_INVALID_ARG, out untouched", DT_NAME);
-        good = tensor_clamp_out(out43, a34, -1, 1) == TENDO_ERR_SHAPE && DTFN(failed_with)(TENDO_ERR_SHAPE, "[4,3]");
+        good = tensor_clamp_out(out43, a34, -1, 1) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "[4,3]");
         good = tensor_clamp_out(hi, lo, -1, 1) == TENDO_ERR_INVALID_ARG &&
-               DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "overlap") && good;
-        good = TFN(clamp)(NULL, -1, 1) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "clamp") && good;
+               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = TFN(clamp)(NULL, -1, 1) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "clamp") && good;
         ok(good && DTFN(all_nan)(out43) && DTFN(unchanged)(base, snap),
            "%s clamp_out: wrong shape -> TENDO_ERR_SHAPE, partial overlap -> TENDO_ERR_INVALID_ARG", DT_NAME);
         tensor_free(out34);

@@ -252,19 +252,6 @@ static void DTFN(test_sum_all)(void)
     t_done(&c, "%s sum_all over %d shapes x %d layouts x %d data sets", DT_NAME, T_NRSHAPES, L_COUNT, D_COUNT);
 }
 
-/* The last error has status st and its message contains frag. */
-static bool DTFN(failed_with)(tendo_status st, const char *frag)
-{
-    const tendo_error *e = tendo_last_error();
-    bool good = tendo_error_status(e) == st && strstr(tendo_error_message(e), frag);
-
-    if (!good)
-        diag("status %s, message: %s (wanted %s, \"%s\")", tendo_status_str(tendo_error_status(e)),
-             tendo_error_message(e), tendo_status_str(st), frag);
-    tendo_clear_error();
-    return good;
-}
-
 /* r has shape (nd, shape) and every element equals want (NaN matches NaN). */
 static bool DTFN(is_all)(const TT *r, int nd, const int64_t *shape, double want)
 {
@@ -314,9 +301,9 @@ static void DTFN(test_reduce_edges)(void)
     tensor_free(r);
     ok(good, "%s mean over an empty dim is NaN", DT_NAME);
     for (int op = R_MAX; op <= R_MIN; op++) {
-        good = DTFN(reduce)(op, e30, 1, false) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, t_rname[op]);
-        good = DTFN(reduce)(op, e30, -1, true) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, "[3,0]") && good;
-        good = DTFN(reduce)(op, e03, 0, false) == NULL && DTFN(failed_with)(TENDO_ERR_SHAPE, "[0,3]") && good;
+        good = DTFN(reduce)(op, e30, 1, false) == NULL && t_failed_with(TENDO_ERR_SHAPE, t_rname[op]);
+        good = DTFN(reduce)(op, e30, -1, true) == NULL && t_failed_with(TENDO_ERR_SHAPE, "[3,0]") && good;
+        good = DTFN(reduce)(op, e03, 0, false) == NULL && t_failed_with(TENDO_ERR_SHAPE, "[0,3]") && good;
         ok(good, "%s %s over an empty dim: TENDO_ERR_SHAPE naming the shape", DT_NAME, t_rname[op]);
     }
     /* reducing a non-empty dim of an empty tensor gives an empty result */
@@ -335,15 +322,15 @@ static void DTFN(test_reduce_edges)(void)
 
     /* dim out of range */
     for (int op = 0; op < R_COUNT; op++) {
-        good = DTFN(reduce)(op, a, 2, false) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "dim 2");
-        good = DTFN(reduce)(op, a, -3, true) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "dim -3") && good;
-        good = DTFN(reduce)(op, s, 1, false) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "dim 1") && good;
-        good = DTFN(reduce)(op, NULL, 0, false) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, t_rname[op]) &&
+        good = DTFN(reduce)(op, a, 2, false) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim 2");
+        good = DTFN(reduce)(op, a, -3, true) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim -3") && good;
+        good = DTFN(reduce)(op, s, 1, false) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim 1") && good;
+        good = DTFN(reduce)(op, NULL, 0, false) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, t_rname[op]) &&
                good;
         ok(good, "%s %s: dim 2 and -3 of [3,4], dim 1 of a 0-d tensor, NULL: TENDO_ERR_INVALID_ARG", DT_NAME,
            t_rname[op]);
     }
-    ok(TFN(sum_all)(NULL) == NULL && DTFN(failed_with)(TENDO_ERR_INVALID_ARG, "sum_all"),
+    ok(TFN(sum_all)(NULL) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "sum_all"),
        "%s sum_all(NULL): TENDO_ERR_INVALID_ARG", DT_NAME);
 
     /* a 0-d tensor reduces to itself over dim 0 or -1 */
