@@ -46,46 +46,9 @@ const tendo__device_allocator *tendo__host_allocator(void)
     return &host;
 }
 
-tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d)
-{
-    tendo__storage *s;
-    tendo__pool *pool;
-    uintptr_t stream = 0;
-
-    if (!tendo__check_device(op, d))
-        return NULL;
-    pool = tendo__pool_of(d);
-    if (!pool) {
-        tendo__fail(TENDO_ERR_OOM, op, "no memory pool for %s", tendo_device_str(d));
-        return NULL;
-    }
-    s = malloc(sizeof *s);
-    if (!s) {
-        tendo__fail(TENDO_ERR_OOM, op, "out of memory allocating a storage header");
-        return NULL;
-    }
-#ifdef TENDO_HAVE_CUDA
-    /* device memory is handed out per stream: this thread's */
-    if (d.type == TENDO_CUDA)
-        stream = tendo__cuda_stream_key(d.index);
-#endif
-    s->block = tendo__pool_alloc(pool, op, nbytes, stream);
-    if (!s->block) {
-        free(s);
-        return NULL;
-    }
-    atomic_init(&s->refs, 1);
-    s->data = tendo__pool_block_ptr(s->block);
-    s->nbytes = nbytes;
-    s->device = d;
-    s->pool = pool;
-    s->release = NULL;
-    s->release_ctx = NULL;
-    return s;
-}
-
-tendo__storage *tendo__storage_wrap(const char *op, void *data, size_t nbytes, tendo_device d,
-                                    tendo__release_fn release, void *ctx)
+/* A storage header for nbytes at data on d with one reference, and
+ * nothing to give the bytes back to yet; NULL (TENDO_ERR_OOM) on failure. */
+static tendo__storage *header_new(const char *op, void *data, size_t nbytes, tendo_device d)
 {
     tendo__storage *s = malloc(sizeof *s);
 
@@ -99,8 +62,50 @@ tendo__storage *tendo__storage_wrap(const char *op, void *data, size_t nbytes, t
     s->device = d;
     s->pool = NULL;
     s->block = NULL;
-    s->release = release;
-    s->release_ctx = ctx;
+    s->release = NULL;
+    s->release_ctx = NULL;
+    return s;
+}
+
+tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d)
+{
+    tendo__storage *s;
+    tendo__pool *pool;
+    uintptr_t stream = 0;
+
+    if (!tendo__check_device(op, d))
+        return NULL;
+    pool = tendo__pool_of(d);
+    if (!pool) {
+        tendo__fail(TENDO_ERR_OOM, op, "no memory pool for %s", tendo_device_str(d));
+        return NULL;
+    }
+    if (!(s = header_new(op, NULL, nbytes, d)))
+        return NULL;
+#ifdef TENDO_HAVE_CUDA
+    /* device memory is handed out per stream: this thread's */
+    if (d.type == TENDO_CUDA)
+        stream = tendo__cuda_stream_key(d.index);
+#endif
+    s->block = tendo__pool_alloc(pool, op, nbytes, stream);
+    if (!s->block) {
+        free(s);
+        return NULL;
+    }
+    s->data = tendo__pool_block_ptr(s->block);
+    s->pool = pool;
+    return s;
+}
+
+tendo__storage *tendo__storage_wrap(const char *op, void *data, size_t nbytes, tendo_device d,
+                                    tendo__release_fn release, void *ctx)
+{
+    tendo__storage *s = header_new(op, data, nbytes, d);
+
+    if (s) {
+        s->release = release;
+        s->release_ctx = ctx;
+    }
     return s;
 }
 
