@@ -46,6 +46,39 @@ __global__ void tendo_reduce_warp(tendo__cu_rows r)
     }
 }
 
+/* The block's fold of x[k * step] for k in [lo, hi) (every thread gets
+ * it; every thread must call, since it syncs). */
+template <typename T, typename R>
+static __device__ __forceinline__ float tendo_fold_row(const T *x, int64_t lo, int64_t hi, int64_t step, float *sh)
+{
+    float acc = R::identity();
+#pragma unroll 4
+    for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x)
+        acc = R::combine(acc, tendo_ld(x[k * step]));
+    return tendo_block_reduce(acc, R(), R::identity(), sh);
+}
+
+/* The fold of column j = 32g + threadIdx.x over rows [lo, hi) (element
+ * in[j + k * step]), by the block's TENDO_COLS_Y rows of threads; the
+ * result is in the threads with threadIdx.y == 0.  Every thread must call. */
+template <typename T, typename R>
+static __device__ __forceinline__ float tendo_fold_col(const T *in, int64_t j, int64_t count, int64_t lo,
+                                                       int64_t hi, int64_t step,
+                                                       float (*sh)[TENDO_COLS_X + 1])
+{
+    float acc = R::identity();
+    if (j < count)
+        for (int64_t k = lo + threadIdx.y; k < hi; k += TENDO_COLS_Y)
+            acc = R::combine(acc, tendo_ld(in[j + k * step]));
+    sh[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0)
+        for (int y = 1; y < TENDO_COLS_Y; y++)
+            acc = R::combine(acc, sh[y][threadIdx.x]);
+    __syncthreads(); /* sh is rewritten by the caller's next fold */
+    return acc;
+}
+
 template <typename T, typename I, typename R>
 __global__ void tendo_reduce_block(tendo__cu_rows r)
 {
@@ -54,11 +87,7 @@ __global__ void tendo_reduce_block(tendo__cu_rows r)
     for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) { /* the same j for the whole block */
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
-        const T *x = (const T *)r.rows.base[1] + off[1];
-        float acc = R::identity();
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
-            acc = R::combine(acc, tendo_ld(x[k * r.in_step]));
-        acc = tendo_block_reduce(acc, R(), R::identity(), sh);
+        float acc = tendo_fold_row<T, R>((const T *)r.rows.base[1] + off[1], 0, r.len, r.in_step, sh);
         if (threadIdx.x == 0)
             ((T *)r.rows.base[0])[off[0]] = tendo_st<T>(R::finalize(acc, r.len));
     }
@@ -70,24 +99,13 @@ template <typename T, typename R>
 __global__ void tendo_reduce_cols(tendo__cu_rows r)
 {
     __shared__ float sh[TENDO_COLS_Y][TENDO_COLS_X + 1];
-    const T *in = (const T *)r.rows.base[1];
-    T *out = (T *)r.rows.base[0];
     int64_t count = r.rows.numel, out_next = r.rows.stride[0][0];
 
-    for (int64_t g = blockIdx.x; g * TENDO_COLS_X < count; g += gridDim.x) {
+    for (int64_t g = blockIdx.x; g * TENDO_COLS_X < count; g += gridDim.x) { /* uniform per block */
         int64_t j = g * TENDO_COLS_X + threadIdx.x;
-        float acc = R::identity();
-        if (j < count)
-            for (int64_t k = threadIdx.y; k < r.len; k += TENDO_COLS_Y)
-                acc = R::combine(acc, tendo_ld(in[j + k * r.in_step]));
-        sh[threadIdx.y][threadIdx.x] = acc;
-        __syncthreads();
-        if (threadIdx.y == 0 && j < count) {
-            for (int y = 1; y < TENDO_COLS_Y; y++)
-                acc = R::combine(acc, sh[y][threadIdx.x]);
-            out[j * out_next] = tendo_st<T>(R::finalize(acc, r.len));
-        }
-        __syncthreads(); /* sh is rewritten by the next group */
+        float acc = tendo_fold_col<T, R>((const T *)r.rows.base[1], j, count, 0, r.len, r.in_step, sh);
+        if (threadIdx.y == 0 && j < count)
+            ((T *)r.rows.base[0])[j * out_next] = tendo_st<T>(R::finalize(acc, r.len));
     }
 }
 
@@ -114,12 +132,7 @@ __global__ void tendo_reduce_split_rows(tendo__cu_rows r, int64_t nchunks, float
         int64_t hi = lo + TENDO_SPLIT_ROW_CHUNK < r.len ? lo + TENDO_SPLIT_ROW_CHUNK : r.len;
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
-        const T *x = (const T *)r.rows.base[1] + off[1];
-        float acc = R::identity();
-#pragma unroll 4
-        for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x)
-            acc = R::combine(acc, tendo_ld(x[k * r.in_step]));
-        acc = tendo_block_reduce(acc, R(), R::identity(), sh);
+        float acc = tendo_fold_row<T, R>((const T *)r.rows.base[1] + off[1], lo, hi, r.in_step, sh);
         if (threadIdx.x == 0)
             part[g] = acc;
     }
@@ -151,25 +164,15 @@ template <typename T, typename R>
 __global__ void tendo_reduce_split_cols(tendo__cu_rows r, int64_t nchunks, float *part)
 {
     __shared__ float sh[TENDO_COLS_Y][TENDO_COLS_X + 1];
-    const T *in = (const T *)r.rows.base[1];
     int64_t count = r.rows.numel, groups = (count + TENDO_COLS_X - 1) / TENDO_COLS_X;
 
     for (int64_t b = blockIdx.x; b < groups * nchunks; b += gridDim.x) { /* uniform per block */
         int64_t g = b % groups, c = b / groups, j = g * TENDO_COLS_X + threadIdx.x;
         int64_t lo = c * TENDO_SPLIT_COL_CHUNK;
         int64_t hi = lo + TENDO_SPLIT_COL_CHUNK < r.len ? lo + TENDO_SPLIT_COL_CHUNK : r.len;
-        float acc = R::identity();
-        if (j < count)
-            for (int64_t k = lo + threadIdx.y; k < hi; k += TENDO_COLS_Y)
-                acc = R::combine(acc, tendo_ld(in[j + k * r.in_step]));
-        sh[threadIdx.y][threadIdx.x] = acc;
-        __syncthreads();
-        if (threadIdx.y == 0 && j < count) {
-            for (int y = 1; y < TENDO_COLS_Y; y++)
-                acc = R::combine(acc, sh[y][threadIdx.x]);
+        float acc = tendo_fold_col<T, R>((const T *)r.rows.base[1], j, count, lo, hi, r.in_step, sh);
+        if (threadIdx.y == 0 && j < count)
             part[c * count + j] = acc;
-        }
-        __syncthreads(); /* sh is rewritten by the next block's work */
     }
 }
 
