@@ -331,25 +331,25 @@ static void DTFN(test_cuda_matmul)(void)
     TT *gbt = gbt0 ? tensor_transpose(gbt0, 0, 1) : NULL;
     TT *at = tensor_slice(a, 2, 0, 17, 2), *gat = ga ? tensor_slice(ga, 2, 0, 17, 2) : NULL;
     TT *bs2 = tensor_slice(b, 0, 0, 17, 2), *gbs2 = gb ? tensor_slice(gb, 0, 0, 17, 2) : NULL;
-    TT *c, *g;
+    /* the same product on the CPU (x @ y) and on cuda:0 (gx @ gy) */
+    const struct {
+        const TT *x, *y, *gx, *gy;
+        const char *what;
+    } cases[] = {
+        {a, b, ga, gb, "matmul [3,33,17] @ [17,29] (batch broadcast)"},
+        {a, bt, ga, gbt, "matmul with a transposed b (a transpose flag, no copy)"},
+        {a, v, ga, gv, "matmul by a vector"},
+        {a, b3, ga, gb3, "matmul [3,33,17] @ [1,17,29]"},
+        {at, bs2, gat, gbs2, "matmul of stepped slices (made contiguous first)"},
+    };
     /* k terms accumulated in f32 in another order, rounded once */
     double tol = DT_MANTISSA_BITS >= 24 ? 1e-5 : 4 * DT_ULP;
 
-    c = tensor_matmul(a, b), g = tensor_matmul(ga, gb);
-    DTFN(cu_same)(c, g, tol, "matmul [3,33,17] @ [17,29] (batch broadcast)");
-    tensor_free(c), tensor_free(g);
-    c = tensor_matmul(a, bt), g = tensor_matmul(ga, gbt);
-    DTFN(cu_same)(c, g, tol, "matmul with a transposed b (a transpose flag, no copy)");
-    tensor_free(c), tensor_free(g);
-    c = tensor_matmul(a, v), g = tensor_matmul(ga, gv);
-    DTFN(cu_same)(c, g, tol, "matmul by a vector");
-    tensor_free(c), tensor_free(g);
-    c = tensor_matmul(a, b3), g = tensor_matmul(ga, gb3);
-    DTFN(cu_same)(c, g, tol, "matmul [3,33,17] @ [1,17,29]");
-    tensor_free(c), tensor_free(g);
-    c = tensor_matmul(at, bs2), g = tensor_matmul(gat, gbs2);
-    DTFN(cu_same)(c, g, tol, "matmul of stepped slices (made contiguous first)");
-    tensor_free(c), tensor_free(g);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TT *c = tensor_matmul(cases[i].x, cases[i].y), *g = tensor_matmul(cases[i].gx, cases[i].gy);
+        DTFN(cu_same)(c, g, tol, cases[i].what);
+        tensor_free(c), tensor_free(g);
+    }
     tensor_free(a), tensor_free(b), tensor_free(bt0), tensor_free(v), tensor_free(b3), tensor_free(bt);
     tensor_free(ga), tensor_free(gb), tensor_free(gbt0), tensor_free(gv), tensor_free(gb3), tensor_free(gbt);
     tensor_free(at), tensor_free(gat), tensor_free(bs2), tensor_free(gbs2);

@@ -67,6 +67,24 @@ static inline TT *DTFN(make)(int layout, int nd, const int64_t *shape, uint64_t 
     return DTFN(layout_view)(base, layout, nd, shape);
 }
 
+/* True when op's result r exists and has shape (n, s); a t_fail saying what
+ * went wrong otherwise.  (inline: not every test program uses it.) */
+static inline bool DTFN(result_ok)(t_check *c, const char *what, const TT *r, int n, const int64_t *s)
+{
+    char s1[64], s2[64];
+
+    if (!r) {
+        t_fail(c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
+        return false;
+    }
+    if (!t_same_shape(tensor_ndim(r), tensor_shape(r), n, s)) {
+        t_fail(c, "%s: result has shape %s, wanted %s", what, t_shape_str(s1, sizeof s1, tensor_ndim(r), tensor_shape(r)),
+               t_shape_str(s2, sizeof s2, n, s));
+        return false;
+    }
+    return true;
+}
+
 /* Raw elements of t (row-major), for bitwise comparisons; the caller frees. */
 static E *DTFN(raw)(const TT *t)
 {

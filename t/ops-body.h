@@ -327,14 +327,10 @@ static void DTFN(check_binary)(t_check *c, const char *what, int op, const TT *r
                                const int64_t *so)
 {
     const struct t_binop *o = &t_binops[op];
-    char s1[64], s2[64];
     double *rv;
 
-    if (!t_same_shape(tensor_ndim(r), tensor_shape(r), no, so)) {
-        t_fail(c, "%s: result has shape %s, wanted %s", what, t_shape_str(s1, sizeof s1, tensor_ndim(r), tensor_shape(r)),
-               t_shape_str(s2, sizeof s2, no, so));
+    if (!DTFN(result_ok)(c, what, r, no, so))
         return;
-    }
     rv = DTFN(values)(r);
     for (int64_t i = 0; i < t_numel(no, so); i++) {
         double x = av[t_bcast(no, so, na, sa, i)], y = bv[t_bcast(no, so, nb, sb, i)];
@@ -483,14 +479,10 @@ static void DTFN(check_unary)(t_check *c, const char *what, int op, const TT *r,
                               const double *av)
 {
     const struct t_unop *o = &t_unops[op];
-    char s1[64], s2[64];
     double *rv;
 
-    if (!t_same_shape(tensor_ndim(r), tensor_shape(r), n, s)) {
-        t_fail(c, "%s: result has shape %s, wanted %s", what, t_shape_str(s1, sizeof s1, tensor_ndim(r), tensor_shape(r)),
-               t_shape_str(s2, sizeof s2, n, s));
+    if (!DTFN(result_ok)(c, what, r, n, s))
         return;
-    }
     rv = DTFN(values)(r);
     for (int64_t i = 0; i < t_numel(n, s); i++) {
         double want = DTFN(fit)(t_ref_unary(op, av[i]));
