@@ -29,6 +29,11 @@ int64_t tendo_tensor_numel(const tendo_tensor *t)
     return tendo__check_tensor("tensor_numel", "t", unerase(t)) ? unerase(t)->numel : -1;
 }
 
+bool tendo_tensor_is_contiguous(const tendo_tensor *t)
+{
+    return tendo__check_tensor("tensor_is_contiguous", "t", unerase(t)) && tendo__tensor_contiguous(unerase(t));
+}
+
 tendo_device tendo_tensor_device(const tendo_tensor *t)
 {
     return tendo__check_tensor("tensor_device", "t", unerase(t)) ? unerase(t)->storage->device : tendo_cpu();

@@ -50,6 +50,8 @@ static void DTFN(test_erased)(void)
                DT_NAME " tendo_tensor_to_device makes a contiguous copy");
             tendo_tensor_free(d);
         }
+        ok(tendo_tensor_is_contiguous(e) && !tendo_tensor_is_contiguous(tr) && !tendo_tensor_is_contiguous(NULL),
+           DT_NAME " tendo_tensor_is_contiguous: the [2,3] view yes, its transpose and NULL no");
         ok(tendo_tensor_data(NULL) == NULL && tendo_tensor_alias(NULL) == NULL &&
                tendo_error_status(tendo_last_error()) == TENDO_ERR_INVALID_ARG,
            DT_NAME " data and alias refuse NULL");

@@ -125,10 +125,6 @@ const char *tool_error_reason(const char *path);
 /* Prints "tendo CMD: WHAT: reason" (the last library error) to stderr;
  * returns TOOL_FAILED. */
 int tool_fail(const char *cmd, const char *what);
-
-/* True when t's elements are dense in row-major order (size-1 dims
- * ignored). */
-bool tool_is_contiguous(const tendo_tensor *t);
 /* A new view of elements [start, start + len) of the contiguous tensor t,
  * flattened to one dimension; the caller frees it.  NULL on failure. */
 tendo_tensor *tool_flat_chunk(const tendo_tensor *t, int64_t start, int64_t len);

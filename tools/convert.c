@@ -118,7 +118,7 @@ static tendo_tensor *convert_tensor(const tendo_tensor *t, tendo_dtype to, progr
     tendo_tensor *out;
     char *dst;
 
-    if (!p->on || numel <= STEP || tendo_tensor_device(t).type != TENDO_CPU || !tool_is_contiguous(t)) {
+    if (!p->on || numel <= STEP || tendo_tensor_device(t).type != TENDO_CPU || !tendo_tensor_is_contiguous(t)) {
         out = tendo_tensor_to_dtype(t, to);
         if (out)
             progress_add(p, numel * in_size);

@@ -292,22 +292,6 @@ tendo_tensor *tool_file_tensor(const tool_file *f, int64_t i)
 
 /* ---- tensors ---------------------------------------------------------------------- */
 
-bool tool_is_contiguous(const tendo_tensor *t)
-{
-    int nd = tendo_tensor_ndim(t);
-    const int64_t *shape = tendo_tensor_shape(t), *stride = tendo_tensor_stride(t);
-    int64_t want = 1;
-
-    for (int i = nd - 1; i >= 0; i--) {
-        if (shape[i] == 1)
-            continue;
-        if (stride[i] != want)
-            return false;
-        want *= shape[i];
-    }
-    return true;
-}
-
 tendo_tensor *tool_flat_chunk(const tendo_tensor *t, int64_t start, int64_t len)
 {
     int64_t numel = tendo_tensor_numel(t);

@@ -125,7 +125,7 @@ static bool tensor_stats(const tendo_tensor *t, const char *path, stats *out, ch
     *out = (stats){0, 0, 0, NAN, NAN, NAN, 0};
     if (numel == 0)
         return true;
-    if (!tool_is_contiguous(t)) { /* a Fortran-order .npy, say: copy once */
+    if (!tendo_tensor_is_contiguous(t)) { /* a Fortran-order .npy, say: copy once */
         dense = tendo_tensor_to_dtype(t, TENDO_F32);
         if (!dense) {
             snprintf(why, why_size, "%s", tool_error_reason(path));

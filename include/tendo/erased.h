@@ -23,6 +23,9 @@ TENDO_API const int64_t *tendo_tensor_shape(const tendo_tensor *t);
 TENDO_API const int64_t *tendo_tensor_stride(const tendo_tensor *t);
 TENDO_API int64_t tendo_tensor_numel(const tendo_tensor *t);
 TENDO_API tendo_device tendo_tensor_device(const tendo_tensor *t);
+/* True when t is dense row-major (size-1 dims and empty tensors count as
+ * contiguous whatever their strides); false for NULL (with the error set). */
+TENDO_API bool tendo_tensor_is_contiguous(const tendo_tensor *t);
 /* A new handle viewing the same elements as t (same storage, shape and
  * strides); the caller frees it.  NULL on failure. */
 TENDO_API tendo_tensor *tendo_tensor_alias(const tendo_tensor *t);
