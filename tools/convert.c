@@ -174,17 +174,11 @@ static int convert_file(const tool_file *in, const char *out_path, tendo_dtype t
 
     if (in->format == TOOL_NPY) {
         const tendo_tensor *t = in->array;
-        tendo_tensor *onhost;
 
+        /* a GPU result is fine: the savers copy to the host themselves */
         single = wants_conversion(t, to) ? convert_tensor(t, to, p) : tendo_tensor_alias(t);
         if (!single)
             return progress_fail(p, in->path);
-        if (tendo_tensor_device(single).type != TENDO_CPU) {
-            onhost = tendo_tensor_to_device(single, tendo_cpu());
-            tendo_tensor_free(single);
-            if (!(single = onhost))
-                return progress_fail(p, in->path);
-        }
         if (p->on)
             progress_draw(p, " writing...");
         if (tendo_npy_save(out_path, single) != TENDO_OK)
