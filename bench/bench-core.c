@@ -103,6 +103,22 @@ static void bench_compute(const char *dir, tensor_f32 *x, tensor_f32 *m)
     printf("softmax %.6f [4096,4096]\n", best);
     TIME_BEST(best, tensor_matmul(a, b), tensor_f32_free);
     printf("matmul_f32 %.6f [1024,1024]@[1024,1024]\n", best);
+    TIME_BEST(best, tensor_layer_norm(m, NULL, NULL, 1e-5), tensor_f32_free);
+    printf("layer_norm %.6f [4096,4096]\n", best);
+    {   /* the 16-bit paths of the reductions, row ops and GEMM */
+        tensor_bf16 *mh = tensor_to_bf16(m), *ah = tensor_to_bf16(a), *bh = tensor_to_bf16(b);
+        TIME_BEST(best, tensor_sum(mh, 1, false), tensor_bf16_free);
+        printf("sum_dim1_bf16 %.6f [4096,4096]\n", best);
+        TIME_BEST(best, tensor_softmax(mh, -1), tensor_bf16_free);
+        printf("softmax_bf16 %.6f [4096,4096]\n", best);
+        TIME_BEST(best, tensor_layer_norm(mh, NULL, NULL, 1e-5), tensor_bf16_free);
+        printf("layer_norm_bf16 %.6f [4096,4096]\n", best);
+        TIME_BEST(best, tensor_matmul(ah, bh), tensor_bf16_free);
+        printf("matmul_bf16 %.6f [1024,1024]@[1024,1024]\n", best);
+        tensor_free(mh);
+        tensor_free(ah);
+        tensor_free(bh);
+    }
     tensor_free(y);
     tensor_free(o);
     tensor_free(x16);

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "pool.h"
+#include "core/pool.h"
 #include <tendo.h>
 
 static double now(void)

@@ -32,6 +32,12 @@ CASES = {
     "sum_dim1": (lambda d: d["m4096"].sum(axis=1), 1.0),
     "softmax": (lambda d: softmax(d["m4096"]), 0.5),
     "matmul_f32": (lambda d: d["a1024"] @ d["b1024"], None),
+    "layer_norm": (lambda d: layer_norm(d["m4096"]), None),
+    # numpy has no bf16: these compare tendo's bf16 with numpy's f32
+    "sum_dim1_bf16": (lambda d: d["m4096"].sum(axis=1), None),
+    "softmax_bf16": (lambda d: softmax(d["m4096"]), None),
+    "layer_norm_bf16": (lambda d: layer_norm(d["m4096"]), None),
+    "matmul_bf16": (lambda d: d["a1024"] @ d["b1024"], None),
 }
 INPUTS = {"x16m": (16777216,), "y16m": (16777216,), "m4096": (4096, 4096), "a1024": (1024, 1024),
           "b1024": (1024, 1024)}
@@ -41,6 +47,12 @@ def softmax(x):
     """The issue's numpy expression for a row softmax."""
     e = np.exp(x - x.max(-1, keepdims=True))
     return e / e.sum(-1, keepdims=True)
+
+
+def layer_norm(x, eps=1e-5):
+    """layer_norm over the last dim, without weight or bias."""
+    mean = x.mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(-1, keepdims=True) + eps)
 
 
 def best_time(fn):

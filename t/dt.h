@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "half.h"
+#include "cpu/half.h"
 #include "tap.h"
 #include "tendo.h"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "dt.h"
-#include "internal.h"
+#include "core/internal.h"
 
 /* Per dtype: the raw bits of an element (NaNs collapsed to one pattern,
  * since only NaN-ness is promised across conversions), and the reference:

@@ -1,7 +1,7 @@
 /* t/t-core.c - devices, errors and the layout arithmetic under every view. */
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "tap.h"
 
 static void test_devices(void)

@@ -20,7 +20,7 @@
 #else
 #define TENDO_H_HAS_DLPACK 0
 #endif
-#include "internal.h"
+#include "core/internal.h"
 #include "tendo/dlpack.h"
 
 static const tendo__tensor *in(const tendo_tensor *t) { return (const tendo__tensor *)(const void *)t; }

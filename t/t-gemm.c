@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h"
-#include "half.h"
+#include "cpu/gemm.h"
+#include "cpu/half.h"
 #include "tap.h"
 
 enum { MR = TENDO__GEMM_MR, KC = TENDO__GEMM_KC, TAIL = 37 };

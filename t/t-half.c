@@ -7,7 +7,7 @@
  * reference.  The bulk *_n converters must equal the scalar ones bit for
  * bit, on odd lengths and unaligned pointers too.
  */
-#include "half.h"
+#include "cpu/half.h"
 #include "tap.h"
 #include "tendo/core.h"
 

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "dt.h"
-#include "internal.h"
-#include "pool.h"
+#include "core/internal.h"
+#include "core/pool.h"
 
 /* ---- a mock device: counts its bytes, can run out, has fake events ---- */
 

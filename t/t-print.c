@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "print.h"
+#include "io/print.h"
 #include "print-cases.h"
 #include "tap.h"
 

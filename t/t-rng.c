@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "philox.h"
-#include "rng.h"
+#include "core/philox.h"
+#include "core/rng.h"
 #include "tap.h"
 
 /* ---- helpers ----------------------------------------------------------- */

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "tap.h"
 #include "tendo.h"
 

@@ -11,7 +11,7 @@
  * kernels (when the CPU has them) and with the portable scalar loops.
  */
 #include "tap.h"
-#include "vmath.h"
+#include "cpu/vmath.h"
 
 #include <float.h>
 #include <math.h>

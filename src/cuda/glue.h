@@ -12,8 +12,8 @@
 #define TENDO_SRC_CUDA_GLUE_H
 
 #include "cuda/api.h"
-#include "internal.h"
-#include "iter.h"
+#include "core/internal.h"
+#include "core/iter.h"
 
 struct tendo__pool;
 

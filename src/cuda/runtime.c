@@ -32,7 +32,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/glue.h"
-#include "pool.h"
+#include "core/pool.h"
 
 #define MAX_DEVICES 64
 

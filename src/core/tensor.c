@@ -1,0 +1,106 @@
+/* src/tensor.c - the tensor header: creation, views of storage, freeing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/events.h"
+#include "core/internal.h"
+
+bool tendo__check_tensor(const char *op, const char *arg, const tendo__tensor *t)
+{
+    if (t)
+        return true;
+    tendo__fail(TENDO_ERR_INVALID_ARG, op, "tensor argument '%s' is NULL", arg);
+    return false;
+}
+
+static tendo__tensor *header_new(const char *op)
+{
+    tendo__tensor *t = calloc(1, sizeof *t);
+
+    if (!t)
+        tendo__fail(TENDO_ERR_OOM, op, "out of memory allocating a tensor header");
+    return t;
+}
+
+tendo__tensor *tendo__tensor_new(const char *op, tendo_dtype dtype, int ndim,
+                                 const int64_t *shape, tendo_device d)
+{
+    int64_t numel;
+    size_t elsize = tendo_dtype_size(dtype), nbytes;
+    tendo__tensor *t;
+
+    if (!tendo__check_shape(op, ndim, shape, &numel) || !tendo__check_device(op, d))
+        return NULL;
+    if ((uint64_t)numel > SIZE_MAX / elsize) {
+        tendo__fail(TENDO_ERR_OOM, op, "shape %s needs more bytes than the address space holds",
+                    tendo__shape_str(ndim, shape).s);
+        return NULL;
+    }
+    nbytes = (size_t)numel * elsize;
+    t = header_new(op);
+    if (!t)
+        return NULL;
+    t->storage = tendo__storage_new(op, nbytes, d);
+    if (!t->storage) {
+        free(t);
+        return NULL;
+    }
+    t->dtype = dtype;
+    t->ndim = ndim;
+    if (ndim > 0)
+        memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    tendo__contiguous_strides(ndim, t->shape, t->stride);
+    t->offset = 0;
+    t->numel = numel;
+    tendo__emit_tensor(TENDO_EVENT_TENSOR_CREATED, t);
+    return t;
+}
+
+tendo__tensor *tendo__tensor_over(const char *op, tendo__storage *s, tendo_dtype dtype, int ndim,
+                                  const int64_t *shape, const int64_t *stride, int64_t offset)
+{
+    tendo__tensor *t = header_new(op);
+
+    if (!t)
+        return NULL;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    t->numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        t->shape[i] = shape[i];
+        t->numel *= shape[i];
+    }
+    if (stride)
+        memcpy(t->stride, stride, (size_t)ndim * sizeof *stride);
+    else
+        tendo__contiguous_strides(ndim, t->shape, t->stride);
+    t->offset = offset;
+    t->storage = tendo__storage_retain(s);
+    tendo__emit_tensor(TENDO_EVENT_TENSOR_CREATED, t);
+    return t;
+}
+
+tendo__tensor *tendo__tensor_view(const char *op, const tendo__tensor *base, int ndim,
+                                  const int64_t *shape, const int64_t *stride, int64_t offset)
+{
+    return tendo__tensor_over(op, base->storage, base->dtype, ndim, shape, stride, offset);
+}
+
+void tendo__tensor_free(tendo__tensor *t)
+{
+    if (!t)
+        return;
+    tendo__emit_tensor(TENDO_EVENT_TENSOR_FREED, t);
+    tendo__storage_release(t->storage);
+    free(t);
+}
+
+void *tendo__tensor_data(const tendo__tensor *t)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)tendo_dtype_size(t->dtype);
+}
+
+bool tendo__tensor_contiguous(const tendo__tensor *t)
+{
+    return tendo__strides_contiguous(t->ndim, t->shape, t->stride);
+}

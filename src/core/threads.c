@@ -1,0 +1,32 @@
+/* src/threads.c - how many threads CPU ops use (at most 4 per core). */
+#include <stdatomic.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/iter.h"
+
+static atomic_int requested; /* 0: the default */
+
+void tendo_set_num_threads(int n)
+{
+    atomic_store_explicit(&requested, n > 0 ? n : 0, memory_order_relaxed);
+}
+
+int tendo__threads(void)
+{
+#ifdef _OPENMP
+    int n = atomic_load_explicit(&requested, memory_order_relaxed);
+    /* more threads than a few per core only risks failing to create them
+     * (which libgomp answers by exiting) */
+    int cap = 4 * omp_get_num_procs();
+    if (n <= 0)
+        n = omp_get_max_threads();
+    return n < cap ? n : cap;
+#else
+    return 1;
+#endif
+}
+
+int tendo_get_num_threads(void) { return tendo__threads(); }

@@ -1,0 +1,259 @@
+/* src/half.c - f16/bf16 conversions: the public scalar API, rounding from
+ * double, and the bulk converters with run-time CPU dispatch.
+ *
+ * Semantics are those of src/half.h: IEEE 754 round to nearest even,
+ * overflow to infinity, gradual underflow, quiet NaN keeping sign and top
+ * payload bits.  On x86 the bulk converters use F16C for f16 and AVX2
+ * integer arithmetic for bf16 when the CPU has both; they give the same
+ * bits as the scalar code, which also handles the tails.
+ */
+#include "cpu/half.h"
+
+#include "cpu/cpu.h"
+
+#include "tendo/core.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define TENDO__HALF_X86 1
+#include <immintrin.h>
+#else
+#define TENDO__HALF_X86 0
+#endif
+
+/* ---- public scalar API ------------------------------------------------- */
+
+/* The f32 value of h (exact). */
+TENDO_API float tendo_f16_to_f32(tendo_f16 h) { return tendo__f16_bits_to_f32(h.bits); }
+
+/* The f32 value of h (exact). */
+TENDO_API float tendo_bf16_to_f32(tendo_bf16 h) { return tendo__bf16_bits_to_f32(h.bits); }
+
+/* The f16 nearest to f. */
+TENDO_API tendo_f16 tendo_f32_to_f16(float f)
+{
+    tendo_f16 h = {tendo__f32_to_f16_bits(f)};
+    return h;
+}
+
+/* The bf16 nearest to f. */
+TENDO_API tendo_bf16 tendo_f32_to_bf16(float f)
+{
+    tendo_bf16 h = {tendo__f32_to_bf16_bits(f)};
+    return h;
+}
+
+/* The f16 nearest to d, rounded once. */
+TENDO_API tendo_f16 tendo_f64_to_f16(double d)
+{
+    tendo_f16 h = {tendo__f64_to_f16_bits(d)};
+    return h;
+}
+
+/* The bf16 nearest to d, rounded once. */
+TENDO_API tendo_bf16 tendo_f64_to_bf16(double d)
+{
+    tendo_bf16 h = {tendo__f64_to_bf16_bits(d)};
+    return h;
+}
+
+/* ---- rounding from double ---------------------------------------------- */
+
+/* x shifted right by s (1 <= s <= 62), rounded to nearest even. */
+static uint64_t shift_rne(uint64_t x, unsigned s)
+{
+    return (x + (UINT64_C(1) << (s - 1)) - 1u + ((x >> s) & 1u)) >> s;
+}
+
+/* The bits of the binary16-like format with `ebits` exponent bits and
+ * `mbits` mantissa bits (1 + ebits + mbits == 16) nearest to d.  d's 53-bit
+ * significand is rounded once, straight to the target precision. */
+static uint16_t f64_to_narrow_bits(double d, unsigned ebits, unsigned mbits)
+{
+    uint64_t x;
+    memcpy(&x, &d, sizeof x);
+    uint16_t sign = (uint16_t)((x >> 48) & 0x8000u);
+    uint64_t a = x & UINT64_C(0x7fffffffffffffff);
+    unsigned drop = 52 - mbits;                   /* mantissa bits lost */
+    unsigned bias = (1u << (ebits - 1)) - 1;
+    uint64_t inf = (uint64_t)((1u << ebits) - 1) << mbits;
+    uint64_t mant = a & ((UINT64_C(1) << 52) - 1);
+
+    if (a > UINT64_C(0x7ff0000000000000)) {       /* NaN: quiet, top payload */
+        uint64_t quiet = UINT64_C(1) << (mbits - 1);
+        return (uint16_t)(sign | inf | quiet | (mant >> drop));
+    }
+    uint64_t exp = a >> 52;
+    if (exp > 1023 - bias) {                      /* normal (or overflow) */
+        /* Rebias; a carry out of the mantissa bumps the exponent, and
+         * anything at or past the all-ones exponent is infinity. */
+        uint64_t r = shift_rne(a - ((uint64_t)(1023 - bias) << 52), drop);
+        return (uint16_t)(sign | (r < inf ? r : inf));
+    }
+    /* Subnormal result, in units of 2^(1 - bias - mbits): the significand
+     * shifted right by 1076 - bias - mbits - exp, which is at least
+     * drop + 1; past 54 the result is zero anyway (double subnormals). */
+    uint64_t sig = mant | (exp ? UINT64_C(1) << 52 : 0);
+    uint64_t s = 1076 - bias - mbits - exp;
+    return (uint16_t)(sign | shift_rne(sig, s > 54 ? 54u : (unsigned)s));
+}
+
+/* The bits of the f16 nearest to d. */
+uint16_t tendo__f64_to_f16_bits(double d) { return f64_to_narrow_bits(d, 5, 10); }
+
+/* The bits of the bf16 nearest to d. */
+uint16_t tendo__f64_to_bf16_bits(double d) { return f64_to_narrow_bits(d, 8, 7); }
+
+/* ---- x86: AVX2 + F16C bulk loops --------------------------------------- */
+
+#if TENDO__HALF_X86
+#define TENDO__AVX2 __attribute__((target("avx2,f16c")))
+
+/* Converts n floats to f16 with F16C, 32 then 8 at a time; returns how
+ * many it converted (a multiple of 8). */
+TENDO__AVX2 static int64_t f32_to_f16_avx2(const float *src, uint16_t *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        for (int k = 0; k < 32; k += 8) {
+            __m256 v = _mm256_loadu_ps(src + i + k);
+            __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+            _mm_storeu_si128((__m128i *)(dst + i + k), h);
+        }
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+        _mm_storeu_si128((__m128i *)(dst + i), h);
+    }
+    return i;
+}
+
+/* Converts n f16 to floats with F16C, 32 then 8 at a time; returns how
+ * many it converted. */
+TENDO__AVX2 static int64_t f16_to_f32_avx2(const uint16_t *src, float *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        for (int k = 0; k < 32; k += 8) {
+            __m128i h = _mm_loadu_si128((const __m128i *)(src + i + k));
+            _mm256_storeu_ps(dst + i + k, _mm256_cvtph_ps(h));
+        }
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(src + i));
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+    }
+    return i;
+}
+
+/* The bf16 bits of 8 floats (given as bits), one per 32-bit lane: the top
+ * halves rounded to nearest even, NaN lanes quieted instead. */
+TENDO__AVX2 static inline __m256i bf16_round8(__m256i x)
+{
+    __m256i top = _mm256_srli_epi32(x, 16);
+    __m256i lsb = _mm256_and_si256(top, _mm256_set1_epi32(1));
+    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb);
+    __m256i rounded = _mm256_srli_epi32(sum, 16);
+    __m256i nan = _mm256_or_si256(top, _mm256_set1_epi32(0x0040));
+    __m256i mag = _mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff));
+    __m256i is_nan = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7f800000));
+    return _mm256_blendv_epi8(rounded, nan, is_nan);
+}
+
+/* Converts n floats to bf16, 16 then 8 at a time; returns how many it
+ * converted (a multiple of 8). */
+TENDO__AVX2 static int64_t f32_to_bf16_avx2(const float *src, uint16_t *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i a = bf16_round8(_mm256_loadu_si256((const __m256i *)(src + i)));
+        __m256i b = bf16_round8(_mm256_loadu_si256((const __m256i *)(src + i + 8)));
+        /* packus interleaves 128-bit halves: a0-3 b0-3 a4-7 b4-7. */
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8);
+        _mm256_storeu_si256((__m256i *)(dst + i), packed);
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256i a = bf16_round8(_mm256_loadu_si256((const __m256i *)(src + i)));
+        __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(a),
+                                          _mm256_extracti128_si256(a, 1));
+        _mm_storeu_si128((__m128i *)(dst + i), packed);
+    }
+    return i;
+}
+
+/* Converts n bf16 to floats, 32 then 8 at a time; returns how many it
+ * converted. */
+TENDO__AVX2 static int64_t bf16_to_f32_avx2(const uint16_t *src, float *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        for (int k = 0; k < 32; k += 8) {
+            __m128i h = _mm_loadu_si128((const __m128i *)(src + i + k));
+            __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+            _mm256_storeu_si256((__m256i *)(dst + i + k), w);
+        }
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(src + i));
+        __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+        _mm256_storeu_si256((__m256i *)(dst + i), w);
+    }
+    return i;
+}
+#endif /* TENDO__HALF_X86 */
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+#if TENDO__HALF_X86
+/* True when the bulk converters should take the AVX2/F16C loops. */
+static int use_avx2(void) { return tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_F16C); }
+#endif /* TENDO__HALF_X86 */
+
+/* ---- bulk converters ----------------------------------------------------- */
+
+/* Converts n floats to f16 bits. */
+void tendo__f32_to_f16_n(const float *src, uint16_t *dst, int64_t n)
+{
+    int64_t i = 0;
+#if TENDO__HALF_X86
+    if (n >= 8 && use_avx2())
+        i = f32_to_f16_avx2(src, dst, n);
+#endif
+    for (; i < n; i++)
+        dst[i] = tendo__f32_to_f16_bits(src[i]);
+}
+
+/* Converts n f16 bits to floats. */
+void tendo__f16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
+{
+    int64_t i = 0;
+#if TENDO__HALF_X86
+    if (n >= 8 && use_avx2())
+        i = f16_to_f32_avx2(src, dst, n);
+#endif
+    for (; i < n; i++)
+        dst[i] = tendo__f16_bits_to_f32(src[i]);
+}
+
+/* Converts n floats to bf16 bits. */
+void tendo__f32_to_bf16_n(const float *src, uint16_t *dst, int64_t n)
+{
+    int64_t i = 0;
+#if TENDO__HALF_X86
+    if (n >= 8 && use_avx2())
+        i = f32_to_bf16_avx2(src, dst, n);
+#endif
+    for (; i < n; i++)
+        dst[i] = tendo__f32_to_bf16_bits(src[i]);
+}
+
+/* Converts n bf16 bits to floats. */
+void tendo__bf16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
+{
+    int64_t i = 0;
+#if TENDO__HALF_X86
+    if (n >= 8 && use_avx2())
+        i = bf16_to_f32_avx2(src, dst, n);
+#endif
+    for (; i < n; i++)
+        dst[i] = tendo__bf16_bits_to_f32(src[i]);
+}

@@ -1,0 +1,31 @@
+/* src/rows.h - row-wise ops: a function sees runs of rows along one dim. */
+#ifndef TENDO_SRC_ROWS_H
+#define TENDO_SRC_ROWS_H
+
+#include "cuda/api.h"
+#include "core/internal.h"
+
+/* `count` rows of `len` elements each.  Row r of the input starts at
+ * in + r*in_next elements and steps in_step elements along the dim; its
+ * output (one element for a reduction, a row of len for softmax) starts at
+ * out + r*out_next and steps out_step. */
+typedef struct {
+    const char *in;
+    char *out;
+    int64_t count, len;
+    int64_t in_next, in_step, out_next, out_step;
+} tendo__rows;
+
+typedef void (*tendo__rows_fn)(const tendo__rows *r, void *ctx);
+
+/* Calls fn over every row of in along dim, paired with out's rows along
+ * out_dim (out_dim out of range: out has no such dim, one element per row).
+ * Runs of rows are split across threads; each row's result never depends
+ * on the split.  On a GPU, runs the launcher cu with cu_ctx instead (extra:
+ * further tensors the launch reads, nextra of them).  False with the error
+ * set when a GPU launch fails; the CPU path cannot fail. */
+bool tendo__rows_run(const char *op, tendo__tensor *out, int out_dim, const tendo__tensor *in, int dim,
+                     tendo__rows_fn fn, void *ctx, tendo__cu_rows_fn cu, const void *cu_ctx,
+                     const tendo__tensor *const *extra, int nextra);
+
+#endif /* TENDO_SRC_ROWS_H */

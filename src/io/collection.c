@@ -1,0 +1,235 @@
+/* src/collection.c - named tensors plus string metadata, in insertion order.
+ *
+ * Names are looked up through a jansson object (a hash table) mapping each
+ * name to its index, so a model with thousands of tensors loads and is
+ * queried in linear time.  Metadata is small: a pair of arrays.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/collection.h"
+
+struct tendo_collection {
+    int64_t count, cap;
+    char **names;
+    tendo__tensor **tensors;
+    json_t *index; /* name -> integer index */
+    int64_t meta_count, meta_cap;
+    char **keys, **values;
+};
+
+static tendo__tensor *core(tendo_tensor *t) { return (tendo__tensor *)(void *)t; }
+static tendo_tensor *erase(tendo__tensor *t) { return (tendo_tensor *)(void *)t; }
+
+static bool check_collection(const char *op, const tendo_collection *c)
+{
+    if (c)
+        return true;
+    tendo__fail(TENDO_ERR_INVALID_ARG, op, "collection argument is NULL");
+    return false;
+}
+
+static bool check_string(const char *op, const char *what, const char *s)
+{
+    if (!s) {
+        tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s is NULL", what);
+        return false;
+    }
+    if (!*s) {
+        tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s is empty", what);
+        return false;
+    }
+    return true;
+}
+
+/* Grows the pair of arrays *a, *b (element size sa, sb) to hold n + 1. */
+static bool grow(int64_t n, int64_t *cap, void **a, size_t sa, void **b, size_t sb)
+{
+    int64_t want = *cap ? *cap * 2 : 8;
+    void *na, *nb;
+
+    if (n < *cap)
+        return true;
+    na = realloc(*a, (size_t)want * sa);
+    if (!na)
+        return false;
+    *a = na;
+    nb = realloc(*b, (size_t)want * sb);
+    if (!nb)
+        return false;
+    *b = nb;
+    *cap = want;
+    return true;
+}
+
+tendo_collection *tendo_collection_new(void)
+{
+    tendo_collection *c = calloc(1, sizeof *c);
+
+    if (c && !(c->index = json_object())) {
+        free(c);
+        c = NULL;
+    }
+    if (!c)
+        tendo__fail(TENDO_ERR_OOM, "collection_new", "out of memory");
+    return c;
+}
+
+void tendo_collection_free(tendo_collection *c)
+{
+    if (!c)
+        return;
+    for (int64_t i = 0; i < c->count; i++) {
+        free(c->names[i]);
+        tendo__tensor_free(c->tensors[i]);
+    }
+    for (int64_t i = 0; i < c->meta_count; i++) {
+        free(c->keys[i]);
+        free(c->values[i]);
+    }
+    free(c->names);
+    free(c->tensors);
+    free(c->keys);
+    free(c->values);
+    json_decref(c->index);
+    free(c);
+}
+
+tendo_status tendo__collection_take(tendo_collection *c, const char *op, const char *name, tendo__tensor *t)
+{
+    char *copy = NULL;
+    json_t *at = NULL;
+
+    if (!check_collection(op, c) || !check_string(op, "name", name)) {
+        tendo__tensor_free(t);
+        return TENDO_ERR_INVALID_ARG;
+    }
+    if (json_object_get(c->index, name)) {
+        tendo__tensor_free(t);
+        return tendo__fail(TENDO_ERR_INVALID_ARG, op, "the collection already has a tensor named '%s'", name);
+    }
+    if (!grow(c->count, &c->cap, (void **)&c->names, sizeof *c->names, (void **)&c->tensors,
+              sizeof *c->tensors) ||
+        !(copy = strdup(name)) || !(at = json_integer(c->count))) {
+        free(copy);
+        tendo__tensor_free(t);
+        return tendo__fail(TENDO_ERR_OOM, op, "out of memory adding '%s'", name);
+    }
+    if (json_object_set_new(c->index, name, at) != 0) { /* at is freed on failure too */
+        free(copy);
+        tendo__tensor_free(t);
+        return tendo__fail(TENDO_ERR_INVALID_ARG, op, "name '%s' is not valid UTF-8", name);
+    }
+    c->names[c->count] = copy;
+    c->tensors[c->count] = t;
+    c->count++;
+    return TENDO_OK;
+}
+
+tendo_status tendo_collection_add(tendo_collection *c, const char *name, const tendo_tensor *t)
+{
+    static const char op[] = "collection_add";
+    tendo_tensor *alias;
+
+    if (!check_collection(op, c) || !check_string(op, "name", name) ||
+        !tendo__check_tensor(op, "t", (const tendo__tensor *)(const void *)t))
+        return TENDO_ERR_INVALID_ARG;
+    if (json_object_get(c->index, name))
+        return tendo__fail(TENDO_ERR_INVALID_ARG, op, "the collection already has a tensor named '%s'", name);
+    alias = tendo_tensor_alias(t);
+    if (!alias)
+        return tendo_error_status(tendo_last_error());
+    return tendo__collection_take(c, op, name, core(alias));
+}
+
+int64_t tendo_collection_count(const tendo_collection *c)
+{
+    return check_collection("collection_count", c) ? c->count : -1;
+}
+
+/* i checked against [0, n) for op; false with TENDO_ERR_INVALID_ARG. */
+static bool check_index(const char *op, const tendo_collection *c, int64_t i, int64_t n)
+{
+    if (!check_collection(op, c))
+        return false;
+    if (i >= 0 && i < n)
+        return true;
+    tendo__fail(TENDO_ERR_INVALID_ARG, op, "index %lld is out of range [0, %lld)", (long long)i, (long long)n);
+    return false;
+}
+
+const char *tendo_collection_name(const tendo_collection *c, int64_t i)
+{
+    return check_index("collection_name", c, i, c ? c->count : 0) ? c->names[i] : NULL;
+}
+
+tendo_tensor *tendo_collection_at(const tendo_collection *c, int64_t i)
+{
+    return check_index("collection_at", c, i, c ? c->count : 0) ? erase(c->tensors[i]) : NULL;
+}
+
+tendo_tensor *tendo_collection_get(const tendo_collection *c, const char *name)
+{
+    static const char op[] = "collection_get";
+    json_t *at;
+
+    if (!check_collection(op, c) || !check_string(op, "name", name))
+        return NULL;
+    at = json_object_get(c->index, name);
+    if (!at) {
+        tendo__fail(TENDO_ERR_INVALID_ARG, op, "no tensor named '%s'", name);
+        return NULL;
+    }
+    return erase(c->tensors[json_integer_value(at)]);
+}
+
+tendo_status tendo_collection_set_metadata(tendo_collection *c, const char *key, const char *value)
+{
+    static const char op[] = "collection_set_metadata";
+    char *k = NULL, *v;
+
+    if (!check_collection(op, c) || !check_string(op, "key", key))
+        return TENDO_ERR_INVALID_ARG;
+    if (!value)
+        return tendo__fail(TENDO_ERR_INVALID_ARG, op, "value of '%s' is NULL", key);
+    v = strdup(value);
+    if (!v)
+        return tendo__fail(TENDO_ERR_OOM, op, "out of memory");
+    for (int64_t i = 0; i < c->meta_count; i++)
+        if (!strcmp(c->keys[i], key)) {
+            free(c->values[i]);
+            c->values[i] = v;
+            return TENDO_OK;
+        }
+    if (!grow(c->meta_count, &c->meta_cap, (void **)&c->keys, sizeof *c->keys, (void **)&c->values,
+              sizeof *c->values) ||
+        !(k = strdup(key))) {
+        free(v);
+        return tendo__fail(TENDO_ERR_OOM, op, "out of memory");
+    }
+    c->keys[c->meta_count] = k;
+    c->values[c->meta_count] = v;
+    c->meta_count++;
+    return TENDO_OK;
+}
+
+int64_t tendo_collection_metadata_count(const tendo_collection *c)
+{
+    return check_collection("collection_metadata_count", c) ? c->meta_count : -1;
+}
+
+const char *tendo_collection_metadata_key(const tendo_collection *c, int64_t i)
+{
+    return check_index("collection_metadata_key", c, i, c ? c->meta_count : 0) ? c->keys[i] : NULL;
+}
+
+const char *tendo_collection_metadata(const tendo_collection *c, const char *key)
+{
+    if (!check_collection("collection_metadata", c) || !key)
+        return NULL;
+    for (int64_t i = 0; i < c->meta_count; i++)
+        if (!strcmp(c->keys[i], key))
+            return c->values[i];
+    return NULL;
+}

@@ -1,0 +1,12 @@
+/* src/collection.h - what loaders need of a collection beyond the public API. */
+#ifndef TENDO_SRC_COLLECTION_H
+#define TENDO_SRC_COLLECTION_H
+
+#include "core/internal.h"
+#include "tendo/io.h"
+
+/* Appends t under name, taking ownership of the handle t (freed with c, or
+ * at once on failure).  Errors are reported for op. */
+tendo_status tendo__collection_take(tendo_collection *c, const char *op, const char *name, tendo__tensor *t);
+
+#endif /* TENDO_SRC_COLLECTION_H */

@@ -1,0 +1,37 @@
+/* src/outfile.h - files written whole or not at all: data goes to a
+ * temporary file beside the target, which is flushed to disk (unless
+ * durable saves are off) and renamed over the target only when every write
+ * succeeded.  A crash, a full disk or
+ * an error leaves the old file (or none) under the real name. */
+#ifndef TENDO_SRC_OUTFILE_H
+#define TENDO_SRC_OUTFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/internal.h"
+
+typedef struct {
+    const char *op, *path; /* for messages; path is the target */
+    char *tmp;             /* the temporary file's name */
+    int fd;
+    bool failed;           /* a write failed: the error is set */
+    bool durable;          /* fsync before the rename (tendo_set_durable_saves) */
+    off_t written, flushed; /* bytes written; bytes handed to the disk */
+} tendo__outfile;
+
+/* Creates the temporary file (mode 0666 less the umask, like fopen);
+ * false with TENDO_ERR_IO / TENDO_ERR_OOM set for op otherwise. */
+bool tendo__outfile_open(tendo__outfile *f, const char *op, const char *path);
+/* Appends n bytes; false (and the file marked failed) on error.  After a
+ * failure further writes do nothing. */
+bool tendo__outfile_write(tendo__outfile *f, const void *p, size_t n);
+/* Flushes, closes and renames the file into place: TENDO_OK, or the error
+ * (set) after removing the temporary file.  Ends f either way. */
+tendo_status tendo__outfile_commit(tendo__outfile *f);
+/* Closes and removes the temporary file, keeping the error already set;
+ * a no-op on an f that open failed or commit ended. */
+void tendo__outfile_abort(tendo__outfile *f);
+
+#endif /* TENDO_SRC_OUTFILE_H */

@@ -1,0 +1,574 @@
+/* src/safetensors.c - the safetensors format: load (zero-copy on the CPU)
+ * and save.
+ *
+ * A file is: N, the header's length (8 bytes, little-endian); N bytes of
+ * UTF-8 JSON, an object mapping each tensor name to {"dtype": "F32",
+ * "shape": [2, 3], "data_offsets": [begin, end]} plus an optional
+ * "__metadata__" object of strings; then the data section, in which the
+ * tensors' byte ranges (relative to its start) tile it exactly.  Loading
+ * checks what the reference implementation checks, with a message naming
+ * the file and the fault.
+ */
+#define _DEFAULT_SOURCE /* MAP_PRIVATE and friends under _POSIX_C_SOURCE */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/collection.h"
+#include "core/internal.h"
+#include "io/outfile.h"
+#include "tendo/io.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "safetensors data is little-endian: this file assumes a little-endian host"
+#endif
+
+#define MAX_HEADER 100000000 /* the reference implementation's limit */
+
+/* Every dtype the format defines, with its width in bits: a file may use
+ * any of them, and those this build lacks are refused by name. */
+static const struct {
+    const char *name;
+    int bits;
+} formats[] = {
+    {"BOOL", 8},    {"U8", 8},      {"I8", 8},       {"F8_E5M2", 8},  {"F8_E4M3", 8}, {"F8_E8M0", 8},
+    {"I16", 16},    {"U16", 16},    {"F16", 16},     {"BF16", 16},    {"I32", 32},    {"U32", 32},
+    {"F32", 32},    {"F64", 64},    {"I64", 64},     {"U64", 64},     {"C64", 64},    {"F4", 4},
+    {"F6_E2M3", 6}, {"F6_E3M2", 6},
+};
+
+/* One tensor of a header, validated. */
+typedef struct {
+    const char *name; /* borrowed from the JSON tree */
+    const char *format;
+    int bits;
+    int ndim;
+    int64_t shape[TENDO_MAX_DIMS];
+    uint64_t begin, end;
+} entry;
+
+/* A header being read: for messages and cleanup. */
+typedef struct {
+    const char *path;
+    json_t *root;
+    entry *entries;
+    size_t n;
+} header;
+
+static const char load_op[] = "safetensors_load";
+
+/* The tendo dtype called name in safetensors, or false. */
+static bool tendo_dtype_of(const char *name, tendo_dtype *dt)
+{
+#define MATCH(n, NAME, ct, np, st, code, bits) \
+    if (!strcmp(st, name)) {                   \
+        *dt = TENDO_##NAME;                    \
+        return true;                           \
+    }
+    TENDO_FOREACH_DTYPE_INFO(MATCH)
+#undef MATCH
+    return false;
+}
+
+/* The safetensors name of dt ("" when the format has none). */
+static const char *format_of(tendo_dtype dt)
+{
+#define MATCH(n, NAME, ct, np, st, code, bits) \
+    if (dt == TENDO_##NAME)                    \
+        return st;
+    TENDO_FOREACH_DTYPE_INFO(MATCH)
+#undef MATCH
+    return "";
+}
+
+/* Index of the first byte of s[0..n) that is not valid UTF-8, or n. */
+static size_t utf8_prefix(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        uint32_t cp;
+
+        if (len == 0 || i + len > n)
+            return i;
+        cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return i;
+            cp = cp << 6 | (s[i + k] & 0x3f);
+        }
+        /* overlong forms, surrogates and code points past U+10FFFF */
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+            return i;
+        i += len;
+    }
+    return n;
+}
+
+/* A non-negative JSON integer as uint64; false otherwise. */
+static bool get_uint(const json_t *v, uint64_t *out)
+{
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return false;
+    *out = (uint64_t)json_integer_value(v);
+    return true;
+}
+
+/* Reads one tensor's description into e; false with TENDO_ERR_FORMAT. */
+static bool parse_entry(const header *h, const char *name, const json_t *info, entry *e)
+{
+    const json_t *dtype = json_object_get(info, "dtype"), *shape = json_object_get(info, "shape"),
+                 *offs = json_object_get(info, "data_offsets");
+    size_t ndim;
+    uint64_t numel = 1, dense = 1, bits, nbytes;
+
+    e->name = name;
+    if (!json_is_object(info) || !json_is_string(dtype) || !json_is_array(shape) || !json_is_array(offs)) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op,
+                    "%s: tensor '%s' is not an object with \"dtype\" (a string), \"shape\" and \"data_offsets\" "
+                    "(arrays)",
+                    h->path, name);
+        return false;
+    }
+    e->format = json_string_value(dtype);
+    e->bits = 0;
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (!strcmp(formats[i].name, e->format))
+            e->bits = formats[i].bits;
+    if (!e->bits) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: tensor '%s' has an unknown dtype \"%s\"", h->path, name,
+                    e->format);
+        return false;
+    }
+    ndim = json_array_size(shape);
+    if (ndim > TENDO_MAX_DIMS) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: tensor '%s' has %zu dims; tendo tensors have at most %d",
+                    h->path, name, ndim, TENDO_MAX_DIMS);
+        return false;
+    }
+    e->ndim = (int)ndim;
+    for (size_t d = 0; d < ndim; d++) {
+        uint64_t size;
+
+        if (!get_uint(json_array_get(shape, d), &size)) {
+            tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: tensor '%s': shape entry %zu is not an integer >= 0",
+                        h->path, name, d);
+            return false;
+        }
+        /* dense counts empty dims as 1: it bounds every row-major stride */
+        if ((size ? size : 1) > (uint64_t)INT64_MAX / dense) {
+            tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: tensor '%s': the shape has more than 2^63-1 elements",
+                        h->path, name);
+            return false;
+        }
+        dense *= size ? size : 1;
+        numel *= size;
+        e->shape[d] = (int64_t)size;
+    }
+    if (json_array_size(offs) != 2 || !get_uint(json_array_get(offs, 0), &e->begin) ||
+        !get_uint(json_array_get(offs, 1), &e->end)) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: tensor '%s': data_offsets is not [begin, end] of integers >= 0",
+                    h->path, name);
+        return false;
+    }
+    if (e->end < e->begin) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: tensor '%s': data_offsets [%llu, %llu] end before they begin",
+                    h->path, name, (unsigned long long)e->begin, (unsigned long long)e->end);
+        return false;
+    }
+    bits = (uint64_t)e->bits;
+    if (numel > UINT64_MAX / bits || numel * bits > (uint64_t)INT64_MAX) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: tensor '%s': the byte size overflows 64 bits", h->path, name);
+        return false;
+    }
+    if (numel * bits % 8 != 0) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: tensor '%s': %llu elements of %s do not fill whole bytes",
+                    h->path, name, (unsigned long long)numel, e->format);
+        return false;
+    }
+    nbytes = numel * bits / 8;
+    if (e->end - e->begin != nbytes) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op,
+                    "%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, but %s %s needs %llu", h->path,
+                    name, (unsigned long long)e->begin, (unsigned long long)e->end,
+                    (unsigned long long)(e->end - e->begin), e->format,
+                    tendo__shape_str(e->ndim, e->shape).s, (unsigned long long)nbytes);
+        return false;
+    }
+    return true;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const entry *x = a, *y = b;
+
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Parses and validates the header text (n bytes) against a data section
+ * of data_len bytes, filling h->root and h->entries (sorted by offset);
+ * false with TENDO_ERR_FORMAT set. */
+static bool parse_header(header *h, const char *text, size_t n, uint64_t data_len)
+{
+    json_error_t jerr;
+    const char *key;
+    json_t *value;
+    size_t bad = utf8_prefix((const unsigned char *)text, n), k = 0;
+    uint64_t at = 0;
+
+    if (bad < n) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the header is not valid UTF-8 (byte %zu of %zu)", h->path, bad,
+                    n);
+        return false;
+    }
+    if (text[0] != '{') {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the header does not start with '{'", h->path);
+        return false;
+    }
+    h->root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
+    if (!h->root) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the header is not valid JSON: %s (at byte %d)", h->path,
+                    jerr.text, jerr.position);
+        return false;
+    }
+    if (!json_is_object(h->root)) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the header is not a JSON object", h->path);
+        return false;
+    }
+    h->entries = malloc((json_object_size(h->root) + 1) * sizeof *h->entries);
+    if (!h->entries) {
+        tendo__fail(TENDO_ERR_OOM, load_op, "%s: out of memory reading the header", h->path);
+        return false;
+    }
+    json_object_foreach(h->root, key, value)
+    {
+        if (!strcmp(key, "__metadata__")) {
+            const char *mk;
+            json_t *mv;
+
+            if (json_is_null(value)) /* the reference writes an absent map so */
+                continue;
+            if (!json_is_object(value)) {
+                tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: __metadata__ is not an object", h->path);
+                return false;
+            }
+            json_object_foreach(value, mk, mv)
+            {
+                if (!json_is_string(mv)) {
+                    tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: __metadata__ value of '%s' is not a string",
+                                h->path, mk);
+                    return false;
+                }
+            }
+            continue;
+        }
+        if (!parse_entry(h, key, value, &h->entries[k]))
+            return false;
+        k++;
+    }
+    h->n = k;
+    qsort(h->entries, h->n, sizeof *h->entries, by_offset);
+    for (size_t i = 0; i < h->n; i++) {
+        const entry *e = &h->entries[i];
+
+        if (e->begin != at) {
+            tendo__fail(TENDO_ERR_FORMAT, load_op,
+                        "%s: tensor '%s' starts at byte %llu of the data, where %s ends at %llu: %s", h->path,
+                        e->name, (unsigned long long)e->begin,
+                        i ? "the tensor before it" : "nothing (the data begins)", (unsigned long long)at,
+                        e->begin > at ? "a gap" : "an overlap");
+            return false;
+        }
+        at = e->end;
+    }
+    if (at != data_len) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the tensors cover %llu bytes of a %llu-byte data section",
+                    h->path, (unsigned long long)at, (unsigned long long)data_len);
+        return false;
+    }
+    return true;
+}
+
+/* Reads exactly n bytes at offset; false with TENDO_ERR_IO. */
+static bool read_at(int fd, const char *path, void *buf, size_t n, off_t offset)
+{
+    char *p = buf;
+
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, offset);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            tendo__fail(TENDO_ERR_IO, load_op, "%s: read failed: %s", path, r < 0 ? strerror(errno) : "early end");
+            return false;
+        }
+        p += r;
+        n -= (size_t)r;
+        offset += r;
+    }
+    return true;
+}
+
+static void unmap(void *ctx, void *data, size_t nbytes)
+{
+    (void)ctx;
+    munmap(data, nbytes);
+}
+
+/* Tensor e of the mapped file (data at byte base of the mapping `map`) on
+ * dev: a view of the mapping when aligned, else a copy; NULL with the error
+ * set. */
+static tendo__tensor *tensor_of(const entry *e, tendo__storage *map, uint64_t base, tendo_device dev)
+{
+    tendo_dtype dt;
+    size_t elsize;
+    tendo__tensor *t, *moved;
+    uint64_t at = base + e->begin;
+
+    tendo_dtype_of(e->format, &dt);
+    elsize = tendo_dtype_size(dt);
+    if (map && at % elsize == 0) {
+        t = tendo__tensor_over(load_op, map, dt, e->ndim, e->shape, NULL, (int64_t)(at / elsize));
+    } else {
+        t = tendo__tensor_new(load_op, dt, e->ndim, e->shape, tendo_cpu());
+        if (t && e->end > e->begin)
+            memcpy(tendo__tensor_data(t), (char *)map->data + at, e->end - e->begin);
+    }
+    if (!t || dev.type == TENDO_CPU)
+        return t;
+    moved = tendo__to_device(t, dev);
+    tendo__tensor_free(t);
+    return moved;
+}
+
+tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
+{
+    header h = {path, NULL, NULL, 0};
+    tendo_collection *c = NULL;
+    tendo__storage *map = NULL;
+    unsigned char len8[8];
+    char *text = NULL;
+    uint64_t n = 0, size;
+    struct stat sb;
+    int fd;
+
+    if (!path) {
+        tendo__fail(TENDO_ERR_INVALID_ARG, load_op, "path is NULL");
+        return NULL;
+    }
+    if (!tendo__check_device(load_op, dev))
+        return NULL;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        tendo__fail(TENDO_ERR_IO, load_op, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        tendo__fail(TENDO_ERR_IO, load_op, "%s: not a regular file", path);
+        goto out;
+    }
+    size = (uint64_t)sb.st_size;
+    if (size < 8) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the file is %llu bytes, too short for the 8-byte header length",
+                    path, (unsigned long long)size);
+        goto out;
+    }
+    if (!read_at(fd, path, len8, 8, 0))
+        goto out;
+    for (int i = 7; i >= 0; i--)
+        n = n << 8 | len8[i];
+    if (n < 2 || n > MAX_HEADER || n > size - 8) {
+        tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: header length %llu is %s", path, (unsigned long long)n,
+                    n < 2 ? "below 2" : n > MAX_HEADER ? "over the 100000000-byte limit" : "past the end of the file");
+        goto out;
+    }
+    text = malloc((size_t)n);
+    if (!text) {
+        tendo__fail(TENDO_ERR_OOM, load_op, "%s: out of memory reading the header", path);
+        goto out;
+    }
+    if (!read_at(fd, path, text, (size_t)n, 8) || !parse_header(&h, text, (size_t)n, size - 8 - n))
+        goto out;
+    for (size_t i = 0; i < h.n; i++) {
+        tendo_dtype dt;
+
+        if (!tendo_dtype_of(h.entries[i].format, &dt)) {
+            tendo__fail(TENDO_ERR_UNSUPPORTED, load_op, "%s: tensor '%s' has dtype %s, which this build of tendo lacks",
+                        path, h.entries[i].name, h.entries[i].format);
+            goto out;
+        }
+    }
+    if (size > 8 + n) {
+        /* private: a write to a tensor copies that page, never reaching the file */
+        void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+
+        if (p == MAP_FAILED) {
+            tendo__fail(TENDO_ERR_IO, load_op, "%s: mmap failed: %s", path, strerror(errno));
+            goto out;
+        }
+        map = tendo__storage_wrap(load_op, p, (size_t)size, tendo_cpu(), unmap, NULL);
+        if (!map) {
+            munmap(p, (size_t)size);
+            goto out;
+        }
+    }
+    c = tendo_collection_new();
+    if (!c)
+        goto out;
+    {
+        const char *key;
+        json_t *value;
+
+        json_object_foreach(json_object_get(h.root, "__metadata__"), key, value)
+        {
+            if (tendo_collection_set_metadata(c, key, json_string_value(value)) != TENDO_OK)
+                goto fail;
+        }
+    }
+    for (size_t i = 0; i < h.n; i++) {
+        tendo__tensor *t = tensor_of(&h.entries[i], map, 8 + n, dev);
+
+        if (!t || tendo__collection_take(c, load_op, h.entries[i].name, t) != TENDO_OK)
+            goto fail;
+    }
+    goto out;
+fail:
+    tendo_collection_free(c);
+    c = NULL;
+out:
+    tendo__storage_release(map); /* the tensors hold their own references */
+    json_decref(h.root);
+    free(h.entries);
+    free(text);
+    close(fd);
+    return c;
+}
+
+/* The header JSON for c's tensors (with their byte offsets) and metadata,
+ * as a string the caller frees; NULL with the error set. */
+static char *header_json(const char *op, const char *path, const tendo_collection *c)
+{
+    json_t *root = json_object(), *meta = NULL;
+    int64_t count = tendo_collection_count(c), nmeta = tendo_collection_metadata_count(c);
+    uint64_t at = 0;
+    char *text = NULL;
+
+    if (!root)
+        goto oom;
+    if (nmeta > 0) {
+        if (!(meta = json_object()) || json_object_set_new(root, "__metadata__", meta) != 0)
+            goto oom;
+        for (int64_t i = 0; i < nmeta; i++) {
+            const char *k = tendo_collection_metadata_key(c, i);
+
+            if (json_object_set_new(meta, k, json_string(tendo_collection_metadata(c, k))) != 0) {
+                tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s: metadata '%s' is not valid UTF-8", path, k);
+                goto out;
+            }
+        }
+    }
+    for (int64_t i = 0; i < count; i++) {
+        const tendo__tensor *t = (const tendo__tensor *)(const void *)tendo_collection_at(c, i);
+        const char *name = tendo_collection_name(c, i);
+        uint64_t nbytes = (uint64_t)t->numel * tendo_dtype_size(t->dtype);
+        json_t *info = json_object(), *shape = json_array();
+
+        if (!info || !shape) {
+            json_decref(info);
+            json_decref(shape);
+            goto oom;
+        }
+        for (int d = 0; d < t->ndim; d++)
+            json_array_append_new(shape, json_integer(t->shape[d]));
+        json_object_set_new(info, "dtype", json_string(format_of(t->dtype)));
+        json_object_set_new(info, "shape", shape);
+        json_object_set_new(info, "data_offsets",
+                            json_pack("[II]", (json_int_t)at, (json_int_t)(at + nbytes)));
+        at += nbytes;
+        if (json_object_size(info) != 3) {
+            json_decref(info);
+            goto oom;
+        }
+        if (!strcmp(name, "__metadata__")) {
+            json_decref(info);
+            tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s: a tensor cannot be called __metadata__", path);
+            goto out;
+        }
+        if (json_object_set_new(root, name, info) != 0) {
+            tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s: tensor name '%s' is not valid UTF-8", path, name);
+            goto out;
+        }
+    }
+    text = json_dumps(root, JSON_COMPACT);
+    if (!text)
+        goto oom;
+    goto out;
+oom:
+    tendo__fail(TENDO_ERR_OOM, op, "%s: out of memory building the header", path);
+out:
+    json_decref(root);
+    return text;
+}
+
+tendo_status tendo_safetensors_save(const char *path, const tendo_collection *c)
+{
+    static const char op[] = "safetensors_save";
+    static const char spaces[8] = "       ";
+    int64_t count;
+    char *text;
+    size_t len, pad;
+    unsigned char len8[8];
+    tendo__outfile f;
+
+    if (!path)
+        return tendo__fail(TENDO_ERR_INVALID_ARG, op, "path is NULL");
+    if (!c)
+        return tendo__fail(TENDO_ERR_INVALID_ARG, op, "collection argument is NULL");
+    count = tendo_collection_count(c);
+    for (int64_t i = 0; i < count; i++) {
+        const tendo__tensor *t = (const tendo__tensor *)(const void *)tendo_collection_at(c, i);
+
+        if (!format_of(t->dtype)[0])
+            return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "%s: safetensors has no dtype for %s ('%s')", path,
+                               tendo_dtype_name(t->dtype), tendo_collection_name(c, i));
+    }
+    text = header_json(op, path, c);
+    if (!text)
+        return tendo_error_status(tendo_last_error());
+    len = strlen(text);
+    pad = (8 - len % 8) % 8;
+    for (int i = 0; i < 8; i++)
+        len8[i] = (unsigned char)((uint64_t)(len + pad) >> (8 * i));
+    if (!tendo__outfile_open(&f, op, path)) {
+        free(text);
+        return tendo_error_status(tendo_last_error());
+    }
+    tendo__outfile_write(&f, len8, 8);
+    tendo__outfile_write(&f, text, len);
+    tendo__outfile_write(&f, spaces, pad);
+    free(text);
+    for (int64_t i = 0; i < count && !f.failed; i++) {
+        const tendo__tensor *t = (const tendo__tensor *)(const void *)tendo_collection_at(c, i);
+        tendo__tensor *dense = tendo__host_contiguous(op, t);
+
+        if (!dense) {
+            tendo__outfile_abort(&f);
+            return tendo_error_status(tendo_last_error());
+        }
+        tendo__outfile_write(&f, tendo__tensor_data(dense), (size_t)t->numel * tendo_dtype_size(t->dtype));
+        tendo__tensor_free(dense);
+    }
+    return tendo__outfile_commit(&f);
+}
