@@ -1,4 +1,4 @@
-/* t/t-gemm.c - tests for tendo__sgemm (src/gemm.c).
+/* t/t-gemm.c - tests for tendo__sgemm (src/cpu/gemm.c).
  *
  * Every product is checked against a double-precision reference computed
  * from the same (widened) operand values, with a rigorous error bound:
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/traits.h"
 #include "cpu/gemm.h"
 #include "cpu/half.h"
 #include "tap.h"
@@ -67,18 +68,24 @@ static const char *const layout_name[L_COUNT] = {
     "row", "col", "fliprows", "flipcols", "flipboth", "strided", "bcastrows", "bcastcols", "scalar",
 };
 
+/* The element types tested, and the dtype-table entries tendo__sgemm reads them through. */
+typedef enum { G_F32, G_F16, G_BF16 } gtype;
 static const char *const type_name[] = {"f32", "f16", "bf16"};
+static const tendo__traits *traits(gtype type)
+{
+    return tendo__traits_of(type == G_F32 ? TENDO_F32 : type == G_F16 ? TENDO_F16 : TENDO_BF16);
+}
 
 /* A rows x cols matrix: element (i, j) is buf[off + i*rs + j*cs]. */
 typedef struct {
     int64_t rows, cols, rs, cs, off, nbuf;
-    tendo__gemm_type type;
+    gtype type;
     void *buf;
     double *val; /* dense row-major widened values, for the reference */
 } mat;
 
 /* Bytes per element of type. */
-static size_t elsize(tendo__gemm_type type) { return type == TENDO__GEMM_F32 ? 4 : 2; }
+static size_t elsize(gtype type) { return type == G_F32 ? 4 : 2; }
 
 /* Sets m's strides for its layout; pad widens the leading dimension. */
 static void set_strides(mat *m, layout l, int64_t pad)
@@ -98,13 +105,13 @@ static void set_strides(mat *m, layout l, int64_t pad)
 }
 
 /* A random element of type, as its stored bits (f16/bf16) or float. */
-static void rnd_elem(tendo__gemm_type type, void *dst)
+static void rnd_elem(gtype type, void *dst)
 {
     float f = rnd_unit() * 2.0f;
-    if (type == TENDO__GEMM_F32) {
+    if (type == G_F32) {
         memcpy(dst, &f, 4);
     } else {
-        uint16_t h = type == TENDO__GEMM_F16 ? tendo__f32_to_f16_bits(f) : tendo__f32_to_bf16_bits(f);
+        uint16_t h = type == G_F16 ? tendo__f32_to_f16_bits(f) : tendo__f32_to_bf16_bits(f);
         memcpy(dst, &h, 2);
     }
 }
@@ -112,14 +119,14 @@ static void rnd_elem(tendo__gemm_type type, void *dst)
 /* The exact value of element `at` of m's buffer. */
 static double elem_value(const mat *m, int64_t at)
 {
-    if (m->type == TENDO__GEMM_F32)
+    if (m->type == G_F32)
         return ((const float *)m->buf)[at];
     uint16_t h = ((const uint16_t *)m->buf)[at];
-    return m->type == TENDO__GEMM_F16 ? tendo__f16_bits_to_f32(h) : tendo__bf16_bits_to_f32(h);
+    return m->type == G_F16 ? tendo__f16_bits_to_f32(h) : tendo__bf16_bits_to_f32(h);
 }
 
 /* A random rows x cols matrix of type in layout l. */
-static mat make_mat(int64_t rows, int64_t cols, layout l, tendo__gemm_type type, int64_t pad)
+static mat make_mat(int64_t rows, int64_t cols, layout l, gtype type, int64_t pad)
 {
     mat m = {.rows = rows, .cols = cols, .type = type};
     set_strides(&m, l, pad);
@@ -247,7 +254,7 @@ static double worst_error(const mat *A, const mat *B, const cmat *c, int64_t k, 
 typedef struct {
     int64_t m, n, k;
     layout la, lb;
-    tendo__gemm_type type;
+    gtype type;
     float alpha, beta;
     int64_t pad; /* extra leading dimension for A, B and C */
     int nan_c;   /* C starts as NaN (only with beta == 0) */
@@ -260,7 +267,7 @@ static void check_case(const char *what, gcase g)
     mat B = make_mat(g.k, g.n, g.lb, g.type, g.pad);
     cmat c = make_c(g.m, g.n, g.pad, g.nan_c);
     int rc = tendo__sgemm(g.m, g.n, g.k, g.alpha, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
-                          B.cs, g.type, g.beta, c.buf, c.ldc);
+                          B.cs, traits(g.type), g.beta, c.buf, c.ldc);
     double worst = worst_error(&A, &B, &c, g.k, g.alpha, g.beta);
     int sent = sentinels_ok(&c);
     if (worst > worst_seen)
@@ -277,7 +284,7 @@ static void check_case(const char *what, gcase g)
 }
 
 /* A case with the usual defaults. */
-static gcase plain(int64_t m, int64_t n, int64_t k, layout la, layout lb, tendo__gemm_type type)
+static gcase plain(int64_t m, int64_t n, int64_t k, layout la, layout lb, gtype type)
 {
     gcase g = {m, n, k, la, lb, type, 1.0f, 0.0f, 0, 0};
     return g;
@@ -293,7 +300,7 @@ static const int64_t shapes[][3] = {
 enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 
 /* Fixed shapes in all four row/column-major combinations. */
-static void test_shapes(const char *what, tendo__gemm_type type, int upto)
+static void test_shapes(const char *what, gtype type, int upto)
 {
     static const layout ab[2] = {L_ROW, L_COL};
     for (int s = 0; s < upto; s++)
@@ -305,7 +312,7 @@ static void test_shapes(const char *what, tendo__gemm_type type, int upto)
 }
 
 /* Random small shapes, layouts, scalars and paddings. */
-static void test_random(const char *what, tendo__gemm_type type, int count)
+static void test_random(const char *what, gtype type, int count)
 {
     static const float scalars[] = {0.0f, 1.0f, -1.0f, 2.5f, -0.75f, 0.5f};
     for (int t = 0; t < count; t++) {
@@ -320,7 +327,7 @@ static void test_random(const char *what, tendo__gemm_type type, int count)
 }
 
 /* Negative and zero strides on each operand. */
-static void test_strides(tendo__gemm_type type)
+static void test_strides(gtype type)
 {
     for (int l = L_FLIP_ROWS; l < L_COUNT; l++) {
         check_case("strides A", plain(23, 37, 411, (layout)l, L_ROW, type));
@@ -335,7 +342,7 @@ static void test_scalars(void)
     static const float ab[][2] = {{1, 0}, {2.5f, 0}, {-1, 0}, {1, 1}, {-0.5f, 0.75f},
                                   {1, -1}, {0, 2}, {0, 0}, {3, 1}};
     for (size_t t = 0; t < sizeof ab / sizeof ab[0]; t++) {
-        gcase g = plain(31, 45, 800, L_ROW, L_ROW, TENDO__GEMM_F32);
+        gcase g = plain(31, 45, 800, L_ROW, L_ROW, G_F32);
         g.alpha = ab[t][0], g.beta = ab[t][1];
         g.nan_c = g.beta == 0.0f;
         g.pad = 2;
@@ -347,26 +354,26 @@ static void test_scalars(void)
  * m == 0 or n == 0 touches nothing. */
 static void test_empty(void)
 {
-    gcase g = plain(9, 21, 0, L_ROW, L_ROW, TENDO__GEMM_F32);
+    gcase g = plain(9, 21, 0, L_ROW, L_ROW, G_F32);
     g.pad = 3;
     check_case("k=0 beta=0", (g.nan_c = 1, g));
     g.nan_c = 0;
     check_case("k=0 beta=2", (g.beta = 2.0f, g));
     check_case("k=0 beta=1", (g.beta = 1.0f, g));
-    check_case("m=0", plain(0, 21, 5, L_ROW, L_ROW, TENDO__GEMM_F32));
-    check_case("n=0", plain(21, 0, 5, L_ROW, L_COL, TENDO__GEMM_F32));
-    check_case("m=n=k=0", plain(0, 0, 0, L_ROW, L_ROW, TENDO__GEMM_F16));
+    check_case("m=0", plain(0, 21, 5, L_ROW, L_ROW, G_F32));
+    check_case("n=0", plain(21, 0, 5, L_ROW, L_COL, G_F32));
+    check_case("m=n=k=0", plain(0, 0, 0, L_ROW, L_ROW, G_F16));
 
     /* Exactness of the k == 0 and alpha == 0 paths, and no reads of A/B. */
     cmat c = make_c(5, 7, 1, 0);
-    int rc = tendo__sgemm(5, 7, 0, 1.0f, NULL, 0, 0, NULL, 0, 0, TENDO__GEMM_F32, -3.0f, c.buf, c.ldc);
+    int rc = tendo__sgemm(5, 7, 0, 1.0f, NULL, 0, 0, NULL, 0, 0, traits(G_F32), -3.0f, c.buf, c.ldc);
     int exact = rc == 0 && sentinels_ok(&c);
     for (int64_t i = 0; i < 5; i++)
         for (int64_t j = 0; j < 7; j++)
             exact &= c.buf[i * c.ldc + j] == -3.0f * c.c0[i * c.ldc + j];
     ok(exact, "k=0: C = beta*C exactly, A and B not read");
     memcpy(c.c0, c.buf, (size_t)c.nbuf * sizeof(float));
-    rc = tendo__sgemm(5, 7, 4, 0.0f, NULL, 0, 0, NULL, 0, 0, TENDO__GEMM_F32, 0.5f, c.buf, c.ldc);
+    rc = tendo__sgemm(5, 7, 4, 0.0f, NULL, 0, 0, NULL, 0, 0, traits(G_F32), 0.5f, c.buf, c.ldc);
     exact = rc == 0 && sentinels_ok(&c);
     for (int64_t i = 0; i < 5; i++)
         for (int64_t j = 0; j < 7; j++)
@@ -377,13 +384,13 @@ static void test_empty(void)
 
 /* With every row of A the same (rs == 0) and beta == 0, every row of C
  * must come out bitwise equal: the tile position does not matter. */
-static void test_bcast_rows_equal(tendo__gemm_type type)
+static void test_bcast_rows_equal(gtype type)
 {
     mat A = make_mat(29, 300, L_BCAST_ROWS, type, 0);
     mat B = make_mat(300, 35, L_ROW, type, 0);
     cmat c = make_c(29, 35, 0, 1);
     int rc = tendo__sgemm(29, 35, 300, 1.5f, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
-                          B.cs, type, 0.0f, c.buf, c.ldc);
+                          B.cs, traits(type), 0.0f, c.buf, c.ldc);
     int same = rc == 0;
     for (int64_t i = 1; i < 29; i++)
         same &= memcmp(c.buf, c.buf + i * c.ldc, 35 * sizeof(float)) == 0;
@@ -395,7 +402,7 @@ static void test_bcast_rows_equal(tendo__gemm_type type)
 
 /* Splitting m into row blocks that start at multiples of MR gives C
  * bitwise identical to one call over all rows. */
-static void test_row_split(layout la, layout lb, tendo__gemm_type type, float beta)
+static void test_row_split(layout la, layout lb, gtype type, float beta)
 {
     int64_t m = 131, n = 53, k = 2 * KC + 77;
     mat A = make_mat(m, k, la, type, 1);
@@ -403,13 +410,13 @@ static void test_row_split(layout la, layout lb, tendo__gemm_type type, float be
     cmat whole = make_c(m, n, 2, 0), split = make_c(m, n, 2, 0);
     memcpy(split.buf, whole.buf, (size_t)whole.nbuf * sizeof(float));
     int rc = tendo__sgemm(m, n, k, 0.75f, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs, B.cs,
-                          type, beta, whole.buf, whole.ldc);
+                          traits(type), beta, whole.buf, whole.ldc);
     for (int64_t i0 = 0; i0 < m && rc == 0;) {
         int64_t rows = MR * rnd_int(1, 5);
         if (rows > m - i0)
             rows = m - i0;
         rc = tendo__sgemm(rows, n, k, 0.75f, row_ptr(&A, i0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
-                          B.cs, type, beta, split.buf + i0 * split.ldc, split.ldc);
+                          B.cs, traits(type), beta, split.buf + i0 * split.ldc, split.ldc);
         i0 += rows;
     }
     ok(rc == 0 && memcmp(whole.buf, split.buf, (size_t)whole.nbuf * sizeof(float)) == 0,
@@ -424,12 +431,12 @@ static void test_row_split(layout la, layout lb, tendo__gemm_type type, float be
 /* The determinism checks over a few layouts and types. */
 static void test_splits(void)
 {
-    test_row_split(L_ROW, L_ROW, TENDO__GEMM_F32, 0.0f);
-    test_row_split(L_COL, L_ROW, TENDO__GEMM_F32, 0.5f);
-    test_row_split(L_FLIP_ROWS, L_COL, TENDO__GEMM_F32, 1.0f);
-    test_row_split(L_STRIDED, L_FLIP_COLS, TENDO__GEMM_F32, 0.0f);
-    test_row_split(L_ROW, L_COL, TENDO__GEMM_F16, 0.0f);
-    test_row_split(L_COL, L_ROW, TENDO__GEMM_BF16, -1.0f);
+    test_row_split(L_ROW, L_ROW, G_F32, 0.0f);
+    test_row_split(L_COL, L_ROW, G_F32, 0.5f);
+    test_row_split(L_FLIP_ROWS, L_COL, G_F32, 1.0f);
+    test_row_split(L_STRIDED, L_FLIP_COLS, G_F32, 0.0f);
+    test_row_split(L_ROW, L_COL, G_F16, 0.0f);
+    test_row_split(L_COL, L_ROW, G_BF16, -1.0f);
 }
 
 /* Everything that depends on the micro-kernel, once per kernel. */
@@ -438,24 +445,24 @@ static void test_kernel(const char *kernel)
     char what[64];
     diag("micro-kernel: %s", kernel);
     snprintf(what, sizeof what, "%s shapes f32", kernel);
-    test_shapes(what, TENDO__GEMM_F32, NSHAPES);
+    test_shapes(what, G_F32, NSHAPES);
     snprintf(what, sizeof what, "%s shapes f16", kernel);
-    test_shapes(what, TENDO__GEMM_F16, NSHAPES - 1);
+    test_shapes(what, G_F16, NSHAPES - 1);
     snprintf(what, sizeof what, "%s shapes bf16", kernel);
-    test_shapes(what, TENDO__GEMM_BF16, NSHAPES - 1);
+    test_shapes(what, G_BF16, NSHAPES - 1);
     snprintf(what, sizeof what, "%s random f32", kernel);
-    test_random(what, TENDO__GEMM_F32, 40);
+    test_random(what, G_F32, 40);
     snprintf(what, sizeof what, "%s random f16", kernel);
-    test_random(what, TENDO__GEMM_F16, 15);
+    test_random(what, G_F16, 15);
     snprintf(what, sizeof what, "%s random bf16", kernel);
-    test_random(what, TENDO__GEMM_BF16, 15);
-    test_strides(TENDO__GEMM_F32);
-    test_strides(TENDO__GEMM_F16);
-    test_strides(TENDO__GEMM_BF16);
+    test_random(what, G_BF16, 15);
+    test_strides(G_F32);
+    test_strides(G_F16);
+    test_strides(G_BF16);
     test_scalars();
     test_empty();
-    test_bcast_rows_equal(TENDO__GEMM_F32);
-    test_bcast_rows_equal(TENDO__GEMM_BF16);
+    test_bcast_rows_equal(G_F32);
+    test_bcast_rows_equal(G_BF16);
     test_splits();
 }
 

@@ -13,7 +13,7 @@ case "$top_srcdir" in /*) ;; *) top_srcdir=$(pwd)/$top_srcdir ;; esac
 gen="$top_srcdir/gen/tendo-gen"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-echo "1..7"
+echo "1..8"
 
 render() { # DIR DTYPES: renders every output for DTYPES under DIR
     outs=$("$PYTHON" "$gen" --srcdir "$top_srcdir" --dtypes "$2" --list) &&
@@ -57,4 +57,10 @@ refuses 6 "a function declared twice" "function 'free' declared twice"
 fresh; sed -n '/^name = "f32"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
     sed 's/^name = .*/name = "f64"/; s/^code = .*/code = 9/; s/^compute_type = .*/compute_type = "double"/' |
     { echo "[[dtype]]"; cat; } >> "$tmp/src/gen/dtypes.toml"
-dtypes=f32,f64 refuses 7 "a dtype computing in double (no compute templates yet)" "only compute in float"
+dtypes=f32,f64 refuses 7 "a dtype computing in double (no double kernels yet)" "compute_type 'double' has no kernels"
+# an integer stored as itself but computing in float: it needs run
+# conversions, and an entry without them would render code that does not compile
+fresh; sed -n '/^name = "f32"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
+    sed 's/^name = .*/name = "i32"/; s/^code = .*/code = 9/; s/^c_type = .*/c_type = "int32_t"/' |
+    { echo "[[dtype]]"; cat; } >> "$tmp/src/gen/dtypes.toml"
+dtypes=f32,i32 refuses 8 "a dtype converting to its compute type without run conversions" "widen_run must name a C identifier"

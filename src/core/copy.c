@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/glue.h"
+#include "core/device.h"
 #include "core/events.h"
 #include "core/internal.h"
 
@@ -157,7 +157,7 @@ static void copy_slab(void *vctx, const coalesced *c, const char *p, int64_t at)
     int64_t sr = c->stride[c->ndim - 2], sc = c->stride[c->ndim - 1];
     char *out = d->dst + at * (int64_t)d->elsize;
 
-    if (sr == 1 && tendo__transpose_copy(out, p, R, C, sc, d->elsize))
+    if (sr == 1 && tendo__cpu_device.transpose(out, p, R, C, sc, d->elsize))
         return;
     switch (d->elsize) {
     case 1: tile2d_uint8_t((uint8_t *)out, (const uint8_t *)p, R, C, sr, sc); break;
@@ -203,7 +203,7 @@ tendo__tensor *tendo__clone(const char *op, const tendo__tensor *t)
     if (!out)
         return NULL;
     if (t->storage->device.type == TENDO_CUDA) {
-        if (!tendo__cuda_copy(op, out, t)) {
+        if (!tendo__cuda_device.copy(op, out, t)) {
             tendo__tensor_free(out);
             return NULL;
         }
@@ -244,11 +244,11 @@ tendo__tensor *tendo__to_device(const tendo__tensor *t, tendo_device d)
         if (!out)
             ok = false;
         else if (from.type == TENDO_CPU)
-            ok = tendo__cuda_upload(op, d, tendo__tensor_data(out), tendo__tensor_data(dense), nbytes);
+            ok = tendo__cuda_device.upload(op, d, tendo__tensor_data(out), tendo__tensor_data(dense), nbytes);
         else if (d.type == TENDO_CPU)
-            ok = tendo__cuda_download(op, from, tendo__tensor_data(out), tendo__tensor_data(dense), nbytes);
+            ok = tendo__cuda_device.download(op, from, tendo__tensor_data(out), tendo__tensor_data(dense), nbytes);
         else
-            ok = tendo__cuda_peer(op, d, tendo__tensor_data(out), from, tendo__tensor_data(dense), nbytes);
+            ok = tendo__cuda_device.peer(op, d, tendo__tensor_data(out), from, tendo__tensor_data(dense), nbytes);
         tendo__tensor_free(dense);
         if (!ok) {
             tendo__tensor_free(out);
@@ -278,7 +278,7 @@ tendo_status tendo__read_dense(const char *op, const tendo__tensor *t, void *dst
     }
     if (!(dense = tendo__contiguous(op, t)))
         return tendo_error_status(tendo_last_error());
-    ok = tendo__cuda_download(op, t->storage->device, dst, tendo__tensor_data(dense),
+    ok = tendo__cuda_device.download(op, t->storage->device, dst, tendo__tensor_data(dense),
                               (size_t)t->numel * tendo_dtype_size(t->dtype));
     tendo__tensor_free(dense);
     return ok ? TENDO_OK : tendo_error_status(tendo_last_error());

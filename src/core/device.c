@@ -4,7 +4,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "cuda/glue.h"
+#include "core/device.h"
 #include "core/internal.h"
 
 tendo_device tendo_cpu(void) { return (tendo_device){TENDO_CPU, 0}; }
@@ -16,15 +16,9 @@ bool tendo_device_equal(tendo_device a, tendo_device b)
     return a.type == b.type && a.index == b.index;
 }
 
-#ifdef TENDO_HAVE_CUDA
-bool tendo_cuda_available(void) { return tendo__cuda_count() > 0; }
+bool tendo_cuda_available(void) { return tendo__cuda_device.count() > 0; }
 
-int tendo_cuda_device_count(void) { return tendo__cuda_count(); }
-#else
-bool tendo_cuda_available(void) { return false; }
-
-int tendo_cuda_device_count(void) { return 0; }
-#endif
+int tendo_cuda_device_count(void) { return tendo__cuda_device.count(); }
 
 tendo_status tendo_cuda_device_info(int index, char *name, size_t n, size_t *total_bytes, size_t *free_bytes)
 {
@@ -32,14 +26,9 @@ tendo_status tendo_cuda_device_info(int index, char *name, size_t n, size_t *tot
 
     if (!tendo__check_device(op, tendo_cuda(index)))
         return tendo_error_status(tendo_last_error());
-#ifdef TENDO_HAVE_CUDA
-    if (!tendo__cuda_info(op, index, name, n, total_bytes, free_bytes))
-        return TENDO_ERR_CUDA;
+    if (!tendo__cuda_device.info(op, index, name, n, total_bytes, free_bytes))
+        return tendo_error_status(tendo_last_error());
     return TENDO_OK;
-#else
-    (void)name, (void)n, (void)total_bytes, (void)free_bytes;
-    return tendo__fail(TENDO_ERR_DEVICE, op, "this build has no CUDA"); /* not reached: check_device */
-#endif
 }
 
 tendo_status tendo_sync(tendo_device d)
@@ -48,10 +37,8 @@ tendo_status tendo_sync(tendo_device d)
 
     if (!tendo__check_device(op, d))
         return tendo_error_status(tendo_last_error());
-#ifdef TENDO_HAVE_CUDA
-    if (d.type == TENDO_CUDA && !tendo__cuda_sync(op, d))
-        return TENDO_ERR_CUDA;
-#endif
+    if (tendo__device_ops_of(d.type)->sync && !tendo__device_ops_of(d.type)->sync(op, d))
+        return tendo_error_status(tendo_last_error());
     return TENDO_OK;
 }
 
@@ -83,17 +70,14 @@ bool tendo__check_device(const char *op, tendo_device d)
 {
     if (d.type == TENDO_CPU && d.index == 0)
         return true;
-#ifdef TENDO_HAVE_CUDA
-    if (d.type == TENDO_CUDA && d.index >= 0 && d.index < tendo__cuda_count())
+    if (d.type == TENDO_CUDA && d.index >= 0 && d.index < tendo__cuda_device.count())
         return true;
-    if (d.type == TENDO_CUDA)
-        tendo__fail(TENDO_ERR_DEVICE, op, "device %s is not available (%d CUDA devices%s)", tendo_device_str(d),
-                    tendo__cuda_count(), tendo__cuda_count() ? "" : ": no driver or no GPU");
-#else
-    if (d.type == TENDO_CUDA)
+    if (d.type == TENDO_CUDA && !tendo__cuda_device.built)
         tendo__fail(TENDO_ERR_DEVICE, op, "device %s is not available (tendo was built without CUDA)",
                     tendo_device_str(d));
-#endif
+    else if (d.type == TENDO_CUDA)
+        tendo__fail(TENDO_ERR_DEVICE, op, "device %s is not available (%d CUDA devices%s)", tendo_device_str(d),
+                    tendo__cuda_device.count(), tendo__cuda_device.count() ? "" : ": no driver or no GPU");
     else
         tendo__fail(TENDO_ERR_DEVICE, op, "no such device %s", tendo_device_str(d));
     return false;

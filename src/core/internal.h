@@ -169,11 +169,6 @@ void tendo__walk_rows(const tendo__tensor *t, tendo__row_fn fn, void *ctx);
 /* Copies t's elements in row-major logical order to the dense buffer dst
  * (cache-blocked for transposed layouts). */
 void tendo__copy_to_dense(const tendo__tensor *t, void *dst);
-/* dst (R x C, dense) = src with strides (1, sc) in elements, with vector
- * transposes; false (nothing done) when there is no fast kernel for elsize
- * on this CPU (src/transpose.c). */
-bool tendo__transpose_copy(void *dst, const void *src, int64_t R, int64_t C, int64_t sc,
-                           size_t elsize);
 /* A contiguous copy of t with its own storage on t's device. */
 tendo__tensor *tendo__clone(const char *op, const tendo__tensor *t);
 /* t as a new handle if contiguous, else tendo__clone(t). */

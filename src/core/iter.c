@@ -2,7 +2,7 @@
  * elementwise loops; the checks every elementwise op shares. */
 #include <string.h>
 
-#include "cuda/glue.h"
+#include "core/device.h"
 #include "core/events.h"
 #include "core/iter.h"
 
@@ -251,7 +251,7 @@ tendo__tensor *tendo__elementwise(const char *op, tendo__tensor *out, tendo_dtyp
     tendo__iter_build(&it, result, nin, in);
     if (result->storage->device.type == TENDO_CUDA) {
         const tendo__tensor *ts[TENDO__ITER_OPS] = {result, in[0], nin > 1 ? in[1] : NULL};
-        if (!tendo__cuda_loop(op, &it, ts, cu, ctx)) {
+        if (!tendo__cuda_device.loop(op, &it, ts, cu, ctx)) {
             if (!out)
                 tendo__tensor_free(result);
             return NULL;

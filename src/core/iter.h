@@ -15,7 +15,7 @@
 
 #include "config.h"
 
-#include "cuda/api.h"
+#include "core/launch.h"
 #include "core/internal.h"
 
 #define TENDO__ITER_OPS 3

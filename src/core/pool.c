@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/glue.h"
+#include "core/device.h"
 #include "core/events.h"
 #include "core/internal.h"
 #include "core/pool.h"
@@ -591,10 +591,8 @@ tendo__pool *tendo__pool_of(tendo_device d)
         pthread_once(&cpu_pool_once, cpu_pool_init);
         return cpu_pool;
     }
-#ifdef TENDO_HAVE_CUDA
-    if (d.type == TENDO_CUDA)
-        return tendo__cuda_pool(d.index);
-#endif
+    if (d.type != TENDO_CPU && tendo__device_ops_of(d.type)->pool)
+        return tendo__device_ops_of(d.type)->pool(d.index);
     return NULL;
 }
 

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #endif
 
-#include "cuda/glue.h"
+#include "core/device.h"
 #include "core/internal.h"
 #include "core/pool.h"
 
@@ -82,11 +82,9 @@ tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d
     }
     if (!(s = header_new(op, NULL, nbytes, d)))
         return NULL;
-#ifdef TENDO_HAVE_CUDA
     /* device memory is handed out per stream: this thread's */
-    if (d.type == TENDO_CUDA)
-        stream = tendo__cuda_stream_key(d.index);
-#endif
+    if (tendo__device_ops_of(d.type)->stream_key)
+        stream = tendo__device_ops_of(d.type)->stream_key(d.index);
     s->block = tendo__pool_alloc(pool, op, nbytes, stream);
     if (!s->block) {
         free(s);

@@ -1,15 +1,29 @@
-/* src/cpu.h - which x86 vector extensions this CPU (and OS) offers, asked
+/* src/cpu/cpu.h - which x86 vector extensions this CPU (and OS) offers, asked
  * once and cached: the runtime dispatch of half.c, vmath.c, gemm.c and
  * transpose.c rests on it. */
 #ifndef TENDO_SRC_CPU_H
 #define TENDO_SRC_CPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tendo__tensor;
 
 enum { TENDO__CPU_AVX2 = 1, TENDO__CPU_FMA = 2, TENDO__CPU_F16C = 4 };
 
 /* True when the CPU has every feature in mask (the AVX2 check includes
  * the OS saving YMM registers); always false off x86.  Thread-safe. */
 bool tendo__cpu_has(unsigned mask);
+
+/* ---- the CPU kernels of the device table (src/cpu/device.c) ---- */
+
+/* dst (R x C, dense) = src with strides (1, sc) in elements, with vector
+ * transposes; false (nothing done) when there is no fast kernel for elsize
+ * on this CPU (src/cpu/transpose.c). */
+bool tendo__transpose_copy(void *dst, const void *src, int64_t R, int64_t C, int64_t sc, size_t elsize);
+/* numpy.matmul of two CPU tensors of one float dtype (src/cpu/matmul.c). */
+struct tendo__tensor *tendo__cpu_matmul(const char *op, const struct tendo__tensor *a,
+                                        const struct tendo__tensor *b);
 
 #endif /* TENDO_SRC_CPU_H */

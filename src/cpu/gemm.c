@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "cpu/cpu.h"
-#include "cpu/half.h"
+#include "core/traits.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define TENDO__GEMM_X86 1
@@ -39,11 +39,11 @@ enum {
 _Static_assert(MC % MR == 0 && NC % NR == 0, "panel sizes must be whole slivers");
 _Static_assert(MR == 6 && NR == 16, "the AVX2 micro-kernel is written for 6x16");
 
-/* One operand: element (r, s) is p[r*rs + s*cs], stored as type. */
+/* One operand: element (r, s) is p[r*rs + s*cs], of the dtype t. */
 typedef struct {
     const void *p;
     int64_t rs, cs;
-    tendo__gemm_type type;
+    const tendo__traits *t;
 } operand;
 
 /* A micro-kernel: the MR x NR tile c (row stride ldc) becomes
@@ -60,72 +60,58 @@ static inline int64_t round_up(int64_t x, int64_t q) { return (x + q - 1) / q * 
 
 /* ---- reading and packing ------------------------------------------------ */
 
-/* The f32 value of element `off` of src, stored as type. */
-static inline float load_elem(const void *src, int64_t off, tendo__gemm_type type)
+/* n elements of src from element off on, step elements apart, as floats:
+ * a pointer into src itself for dense f32, else widened into tmp. */
+static inline const float *load_run(const void *src, int64_t off, int64_t step, int64_t n, const tendo__traits *t,
+                                    float *tmp)
 {
-    switch (type) {
-    case TENDO__GEMM_F16: return tendo__f16_bits_to_f32(((const uint16_t *)src)[off]);
-    case TENDO__GEMM_BF16: return tendo__bf16_bits_to_f32(((const uint16_t *)src)[off]);
-    default: return ((const float *)src)[off];
-    }
-}
+    const char *p = (const char *)src + off * (int64_t)t->size;
 
-/* The n contiguous elements of src starting at element off, as floats:
- * a pointer into src itself for f32, else widened into tmp. */
-static const float *load_run(const void *src, int64_t off, int64_t n, tendo__gemm_type type,
-                             float *tmp)
-{
-    switch (type) {
-    case TENDO__GEMM_F16: tendo__f16_to_f32_n((const uint16_t *)src + off, tmp, n); return tmp;
-    case TENDO__GEMM_BF16: tendo__bf16_to_f32_n((const uint16_t *)src + off, tmp, n); return tmp;
-    default: return (const float *)src + off;
-    }
+    if (t->own_compute && step == 1)
+        return (const float *)(const void *)p;
+    t->widen(p, step, tmp, n);
+    return tmp;
 }
 
 /* Packs one sliver: w <= W lanes by kc depth, lane l at depth d being
  * element base + l*ls + d*ds of src, into dst[d*W + l], with lanes w..W-1
- * zero.  tmp holds W*kc floats (used for f16/bf16 only). */
-static void pack_sliver(const void *src, tendo__gemm_type type, int64_t base, int64_t ls,
-                        int64_t ds, int64_t w, int64_t W, int64_t kc, float *restrict dst,
-                        float *restrict tmp)
+ * zero.  tmp holds W*kc floats. */
+static void pack_sliver(const void *src, const tendo__traits *t, int64_t base, int64_t ls, int64_t ds, int64_t w,
+                        int64_t W, int64_t kc, float *restrict dst, float *restrict tmp)
 {
-    if (ls == 1 && type == TENDO__GEMM_F32) {
+    if (ls == 1 && t->own_compute) {
         /* f32 lanes contiguous: a short copy per depth step. */
         const float *s = src;
         for (int64_t d = 0; d < kc; d++)
             for (int64_t l = 0; l < w; l++)
                 dst[d * W + l] = s[base + d * ds + l];
     } else if (ls == 1) {
-        /* f16/bf16 lanes contiguous: widen one run per depth step. */
+        /* lanes contiguous: widen one run per depth step, in place. */
         for (int64_t d = 0; d < kc; d++)
-            load_run(src, base + d * ds, w, type, dst + d * W);
-    } else if (ds == 1) {
-        /* Depth contiguous: read (or widen) each lane's run, interleave. */
+            load_run(src, base + d * ds, 1, w, t, dst + d * W);
+    } else {
+        /* each lane's run along the depth (read in place when dense f32,
+         * else widened or gathered), then interleaved */
         const float *run[NR > MR ? NR : MR];
         for (int64_t l = 0; l < w; l++)
-            run[l] = load_run(src, base + l * ls, kc, type, tmp + l * kc);
+            run[l] = load_run(src, base + l * ls, ds, kc, t, tmp + l * kc);
         for (int64_t d = 0; d < kc; d++)
             for (int64_t l = 0; l < w; l++)
                 dst[d * W + l] = run[l][d];
-    } else {
-        /* General strides: element by element. */
-        for (int64_t d = 0; d < kc; d++)
-            for (int64_t l = 0; l < w; l++)
-                dst[d * W + l] = load_elem(src, base + l * ls + d * ds, type);
     }
     if (w < W)
         for (int64_t d = 0; d < kc; d++)
             memset(dst + d * W + w, 0, (size_t)(W - w) * sizeof *dst);
 }
 
-/* pack_a for f16/bf16 A with unit row stride: each column's mc elements
+/* pack_a for a non-f32 A with unit row stride: each column's mc elements
  * are widened in one bulk call (tmp holds mc floats), then dealt out to
  * the slivers; the padding lanes of the last sliver are zeroed. */
 static void pack_a_half_cols(const operand *A, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
                              float *restrict dst, float *restrict tmp)
 {
     for (int64_t d = 0; d < kc; d++) {
-        const float *run = load_run(A->p, i0 + (p0 + d) * A->cs, mc, A->type, tmp);
+        const float *run = load_run(A->p, i0 + (p0 + d) * A->cs, 1, mc, A->t, tmp);
         for (int64_t i = 0; i < mc; i += MR) {
             int64_t w = min64(MR, mc - i);
             float *out = dst + i * kc + d * MR;
@@ -142,13 +128,13 @@ static void pack_a_half_cols(const operand *A, int64_t i0, int64_t mc, int64_t p
 static void pack_a(const operand *A, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
                    float *restrict dst, float *restrict tmp)
 {
-    if (A->rs == 1 && A->type != TENDO__GEMM_F32) {
+    if (A->rs == 1 && !A->t->own_compute) {
         pack_a_half_cols(A, i0, mc, p0, kc, dst, tmp);
         return;
     }
     for (int64_t i = 0; i < mc; i += MR) {
         int64_t base = (i0 + i) * A->rs + p0 * A->cs;
-        pack_sliver(A->p, A->type, base, A->rs, A->cs, min64(MR, mc - i), MR, kc, dst + i * kc,
+        pack_sliver(A->p, A->t, base, A->rs, A->cs, min64(MR, mc - i), MR, kc, dst + i * kc,
                     tmp);
     }
 }
@@ -160,7 +146,7 @@ static void pack_b(const operand *B, int64_t p0, int64_t kc, int64_t j0, int64_t
 {
     for (int64_t j = 0; j < nc; j += NR) {
         int64_t base = p0 * B->rs + (j0 + j) * B->cs;
-        pack_sliver(B->p, B->type, base, B->cs, B->rs, min64(NR, nc - j), NR, kc, dst + j * kc,
+        pack_sliver(B->p, B->t, base, B->cs, B->rs, min64(NR, nc - j), NR, kc, dst + j * kc,
                     tmp);
     }
 }
@@ -353,7 +339,7 @@ static void run_blocked(kernel_fn kern, int64_t m, int64_t n, int64_t k, float a
 /* See gemm.h. */
 int tendo__sgemm(int64_t m, int64_t n, int64_t k, float alpha,
                  const void *a, int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb,
-                 tendo__gemm_type type, float beta, float *c, int64_t ldc)
+                 const tendo__traits *t, float beta, float *c, int64_t ldc)
 {
     if (m <= 0 || n <= 0)
         return 0;
@@ -367,7 +353,7 @@ int tendo__sgemm(int64_t m, int64_t n, int64_t k, float alpha,
     float *tmp = alloc_floats(NR * kcmax > MC ? NR * kcmax : MC); /* widened runs */
     int status = -1;
     if (ap && bp && tmp) {
-        operand A = {a, rsa, csa, type}, B = {b, rsb, csb, type};
+        operand A = {a, rsa, csa, t}, B = {b, rsb, csb, t};
         run_blocked(pick_kernel(), m, n, k, alpha, &A, &B, beta, c, ldc, ap, bp, tmp);
         status = 0;
     }

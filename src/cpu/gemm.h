@@ -1,4 +1,4 @@
-/* src/gemm.h - tendo's own single-precision matrix multiply.
+/* src/cpu/gemm.h - tendo's own single-precision matrix multiply.
  *
  * Used when tendo is built without BLAS, and for f16/bf16 operands, which
  * are widened exactly to f32 while they are packed.  The structure is the
@@ -34,15 +34,14 @@
 #define TENDO__GEMM_MC 96
 #define TENDO__GEMM_NC 4080
 
-/* Element formats the packers can read. */
-typedef enum { TENDO__GEMM_F32, TENDO__GEMM_F16, TENDO__GEMM_BF16 } tendo__gemm_type;
+struct tendo__traits;
 
 /* C[i*ldc + j] = alpha * sum_k A(i,k) * B(k,j) + beta * C[i*ldc + j]
  * for i < m, j < n, where A(i,k) = a[i*rsa + k*csa] and
  * B(k,j) = b[k*rsb + j*csb] (element strides, any value including 0 or
- * negative, so transposed or broadcast operands need no copy), read as
- * `type` (f16/bf16 bits widened exactly to f32 while packing) and
- * accumulated in f32.  C is f32 with row stride ldc (unit column stride);
+ * negative, so transposed or broadcast operands need no copy), of the
+ * dtype t (any dtype computing in float, widened exactly to f32 through
+ * the dtype table while packing) and accumulated in f32.  C is f32 with row stride ldc (unit column stride);
  * only its m x n elements are touched.  beta == 0 means C is write-only
  * (it may hold NaN garbage).  k == 0 or alpha == 0 gives beta*C without
  * reading A or B (as in BLAS).  m <= 0 or n <= 0 does nothing.
@@ -51,7 +50,7 @@ typedef enum { TENDO__GEMM_F32, TENDO__GEMM_F16, TENDO__GEMM_BF16 } tendo__gemm_
  * single-threaded; see the determinism note above for splitting m. */
 int tendo__sgemm(int64_t m, int64_t n, int64_t k, float alpha,
                  const void *a, int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb,
-                 tendo__gemm_type type, float beta, float *c, int64_t ldc);
+                 const struct tendo__traits *t, float beta, float *c, int64_t ldc);
 
 /* For tests and benchmarks: portable != 0 makes later calls use the
  * portable C micro-kernel even where AVX2+FMA is available; 0 goes back

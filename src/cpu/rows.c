@@ -2,8 +2,9 @@
  * (reductions, softmax, norms), rows split across threads. */
 #include <string.h>
 
-#include "cuda/glue.h"
+#include "core/device.h"
 #include "core/iter.h"
+#include "core/traits.h"
 #include "cpu/rows.h"
 
 /* t without dim d: the tensor of row starts. */
@@ -54,6 +55,8 @@ bool tendo__rows_run(const char *op, tendo__tensor *out, int out_dim, const tend
     c.r.len = in->ndim ? in->shape[dim] : 1;
     c.r.in_step = in->ndim ? in->stride[dim] : 1;
     c.r.out_step = out_dim >= 0 && out_dim < out->ndim ? out->stride[out_dim] : 0;
+    c.r.in_traits = tendo__traits_of(in->dtype);
+    c.r.out_traits = tendo__traits_of(out->dtype);
     if (ov.numel == 0)
         return true;
     tendo__iter_build(&it, &ov, 1, inputs);
@@ -61,7 +64,7 @@ bool tendo__rows_run(const char *op, tendo__tensor *out, int out_dim, const tend
         const tendo__tensor *ts[2 + 2] = {out, in};
         for (int i = 0; i < nextra && i < 2; i++)
             ts[2 + i] = extra[i];
-        return tendo__cuda_rows(op, &it, c.r.len, c.r.in_step, c.r.out_step, ts, 2 + (nextra < 2 ? nextra : 2),
+        return tendo__cuda_device.rows(op, &it, c.r.len, c.r.in_step, c.r.out_step, ts, 2 + (nextra < 2 ? nextra : 2),
                                 cu, cu_ctx);
     }
     tendo__iter_run_work(&it, rows_loop, &c, c.r.len);

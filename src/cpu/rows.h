@@ -2,10 +2,11 @@
 #ifndef TENDO_SRC_ROWS_H
 #define TENDO_SRC_ROWS_H
 
-#include "cuda/api.h"
+#include "core/launch.h"
 #include "core/internal.h"
 
-/* `count` rows of `len` elements each.  Row r of the input starts at
+/* `count` rows of `len` elements each, read and written through the dtype
+ * table (core/traits.h).  Row r of the input starts at
  * in + r*in_next elements and steps in_step elements along the dim; its
  * output (one element for a reduction, a row of len for softmax) starts at
  * out + r*out_next and steps out_step. */
@@ -14,6 +15,7 @@ typedef struct {
     char *out;
     int64_t count, len;
     int64_t in_next, in_step, out_next, out_step;
+    const struct tendo__traits *in_traits, *out_traits; /* the dtypes of in and out */
 } tendo__rows;
 
 typedef void (*tendo__rows_fn)(const tendo__rows *r, void *ctx);

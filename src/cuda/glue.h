@@ -1,9 +1,9 @@
-/* src/cuda/glue.h - the CUDA backend as tendo's C core sees it.
+/* src/cuda/glue.h - what the C files of the CUDA backend share.
  *
- * Declared in every build (the types are plain C); defined in
- * src/cuda/runtime.c only when configure found CUDA (TENDO_HAVE_CUDA), and
- * only called on tensors whose device is CUDA, which a build without CUDA
- * never makes.  Every function that can fail sets the thread's error
+ * Compiled only when configure found CUDA (TENDO_HAVE_CUDA); the rest of
+ * tendo reaches these through the CUDA entry of the device table
+ * (core/device.h, filled in at the end of src/cuda/runtime.c).  Only
+ * called on tensors whose device is CUDA.  Every function that can fail sets the thread's error
  * (TENDO_ERR_CUDA with CUDA's own message, naming op) and returns false or
  * NULL.  Work goes on the calling thread's per-thread default stream of
  * the tensors' device; nothing here waits for it unless it says so.
@@ -11,8 +11,9 @@
 #ifndef TENDO_SRC_CUDA_GLUE_H
 #define TENDO_SRC_CUDA_GLUE_H
 
-#include "cuda/api.h"
+#include "core/launch.h"
 #include "core/internal.h"
+#include "core/device.h"
 #include "core/iter.h"
 
 struct tendo__pool;
@@ -54,6 +55,8 @@ bool tendo__cuda_rows(const char *op, const tendo__iter *starts, int64_t len, in
                       const void *ctx);
 /* out (dense, same device and dtype) = in, any strides. */
 bool tendo__cuda_copy(const char *op, tendo__tensor *out, const tendo__tensor *in);
+/* Fills the dense t through the Philox launcher fn (see core/device.h). */
+bool tendo__cuda_rand(const char *op, tendo__tensor *t, tendo__cu_rand_fn fn, uint64_t seed, bool normal);
 /* Sets every element of the dense t to the element at *value. */
 bool tendo__cuda_fill(const char *op, tendo__tensor *t, const void *value);
 /* n bytes from host src to device memory dst on d (pinned staging for
@@ -70,12 +73,8 @@ bool tendo__cuda_peer(const char *op, tendo_device dd, void *dst, tendo_device s
 void *tendo__cuda_cublas(const char *op, int index);
 /* Waits for all work on device d (every thread's). */
 bool tendo__cuda_sync(const char *op, tendo_device d);
+/* numpy.matmul through cuBLAS (src/cuda/blas.c). */
+tendo__tensor *tendo__cuda_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b);
 
-/* TENDO__CU(f) names a CUDA launcher in a CUDA build and is NULL without. */
-#ifdef TENDO_HAVE_CUDA
-#define TENDO__CU(f) (f)
-#else
-#define TENDO__CU(f) NULL
-#endif
 
 #endif /* TENDO_SRC_CUDA_GLUE_H */

@@ -336,6 +336,16 @@ bool tendo__cuda_copy(const char *op, tendo__tensor *out, const tendo__tensor *i
     return tendo__cuda_end(ts, 2, tendo__cuda_ok(op, tendo__cu_copy(&c)));
 }
 
+bool tendo__cuda_rand(const char *op, tendo__tensor *t, tendo__cu_rand_fn fn, uint64_t seed, bool normal)
+{
+    if (!fn) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CUDA kernel for this op");
+        return false;
+    }
+    return tendo__cuda_use(op, t->storage->device) &&
+           tendo__cuda_ok(op, fn(tendo__tensor_data(t), t->numel, seed, normal));
+}
+
 bool tendo__cuda_fill(const char *op, tendo__tensor *t, const void *value)
 {
     const tendo__tensor *ts[1] = {t};
@@ -572,3 +582,23 @@ void *tendo__cuda_cublas(const char *op, int index)
     }
     return h[index];
 }
+
+/* ---- the device table ------------------------------------------------------------ */
+
+const tendo__device_ops tendo__cuda_device = {
+    .built = true,
+    .count = tendo__cuda_count,
+    .info = tendo__cuda_info,
+    .pool = tendo__cuda_pool,
+    .stream_key = tendo__cuda_stream_key,
+    .sync = tendo__cuda_sync,
+    .copy = tendo__cuda_copy,
+    .upload = tendo__cuda_upload,
+    .download = tendo__cuda_download,
+    .peer = tendo__cuda_peer,
+    .fill = tendo__cuda_fill,
+    .rand = tendo__cuda_rand,
+    .loop = tendo__cuda_loop,
+    .rows = tendo__cuda_rows,
+    .matmul = tendo__cuda_matmul,
+};

@@ -1,4 +1,4 @@
-/* src/cuda/api.h - what tendo's C core and its CUDA kernels share.
+/* src/core/launch.h - the launch ABI: how the core describes work to a device's kernels.
  *
  * Plain C, with no CUDA types, so that it compiles both in the C files of
  * src/ (gcc) and in the .cu files (nvcc, as C++).  The C side describes the
@@ -8,8 +8,8 @@
  * cudaError_t of the first failure (the C side turns it into
  * TENDO_ERR_CUDA with CUDA's message).  Launchers never synchronize.
  */
-#ifndef TENDO_SRC_CUDA_API_H
-#define TENDO_SRC_CUDA_API_H
+#ifndef TENDO_SRC_CORE_LAUNCH_H
+#define TENDO_SRC_CORE_LAUNCH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +67,14 @@ typedef struct {
 #define TENDO__CU_ROWS(name) int name(const tendo__cu_rows *r, const void *ctx)
 #define TENDO__CU_RAND(name) int name(void *dst, int64_t n, uint64_t seed, int normal)
 
+/* TENDO__CU(f) names a launcher in a CUDA build and is NULL without (the
+ * typed entry points pass both their CPU loop and their launcher). */
+#ifdef TENDO_HAVE_CUDA
+#define TENDO__CU(f) (f)
+#else
+#define TENDO__CU(f) NULL
+#endif
+
 typedef TENDO__CU_LOOP((*tendo__cu_loop_fn));
 typedef TENDO__CU_ROWS((*tendo__cu_rows_fn));
 typedef TENDO__CU_RAND((*tendo__cu_rand_fn));
@@ -82,4 +90,4 @@ int tendo__cu_fill(void *dst, int64_t n, int elsize, const void *value);
 }
 #endif
 
-#endif /* TENDO_SRC_CUDA_API_H */
+#endif /* TENDO_SRC_CORE_LAUNCH_H */

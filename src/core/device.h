@@ -1,0 +1,83 @@
+/* src/core/device.h - the device table: what the core asks of a backend.
+ *
+ * The core (src/core/) knows no compute kernel and no device API.  What it
+ * needs from the CPU kernels (src/cpu/) or from CUDA (src/cuda/) it asks
+ * through one table per device type, defined by that backend:
+ * tendo__cpu_device in src/cpu/device.c, tendo__cuda_device in
+ * src/cuda/runtime.c (or src/cuda/none.c in a build without CUDA, whose
+ * slots fail with TENDO_ERR_DEVICE).  A slot a backend has no use for is
+ * NULL.  Every slot that can fail sets the thread's error naming op.
+ *
+ * GPU work goes on the calling thread's per-thread stream of the tensors'
+ * device, and nothing waits for it unless the slot says so.
+ */
+#ifndef TENDO_SRC_CORE_DEVICE_H
+#define TENDO_SRC_CORE_DEVICE_H
+
+#include "core/internal.h"
+#include "core/iter.h"
+
+struct tendo__pool;
+
+typedef struct tendo__device_ops {
+    /* This build has the backend (false: tendo was built without it). */
+    bool built;
+    /* Usable devices of this type (0 when there is no driver or no GPU;
+     * never an error). */
+    int (*count)(void);
+    /* tendo_cuda_device_info for a valid index (see core.h). */
+    bool (*info)(const char *op, int index, char *name, size_t n, size_t *total, size_t *free_bytes);
+    /* The caching pool of device index (created on first use), or NULL
+     * when the core's own host pool serves it. */
+    struct tendo__pool *(*pool)(int index);
+    /* The pool's name for the calling thread's stream on device index
+     * (nonzero; 0 when there is no such thing). */
+    uintptr_t (*stream_key)(int index);
+    /* Waits for all work on device d (every thread's). */
+    bool (*sync)(const char *op, tendo_device d);
+
+    /* out (dense, same device and dtype) = in, any strides. */
+    bool (*copy)(const char *op, tendo__tensor *out, const tendo__tensor *in);
+    /* dst (R x C, dense host memory) = src with strides (1, sc) elements of
+     * elsize bytes, with vector transposes; false (nothing done) when there
+     * is no fast kernel for elsize on this CPU. */
+    bool (*transpose)(void *dst, const void *src, int64_t R, int64_t C, int64_t sc, size_t elsize);
+    /* n bytes from host src to device memory dst on d; returns when src
+     * may be reused. */
+    bool (*upload)(const char *op, tendo_device d, void *dst, const void *src, size_t n);
+    /* n bytes from device memory src on d to host dst; waits for the
+     * device's earlier work on this thread's stream and for the copy. */
+    bool (*download)(const char *op, tendo_device d, void *dst, const void *src, size_t n);
+    /* n bytes from src on device sd to dst on device dd; returns when the
+     * copy is done. */
+    bool (*peer)(const char *op, tendo_device dd, void *dst, tendo_device sd, const void *src, size_t n);
+
+    /* Runs the launcher fn over it, whose operands are the tensors
+     * ts[0..it->nops) (output first), on their device. */
+    bool (*loop)(const char *op, const tendo__iter *it, const tendo__tensor *const *ts, tendo__cu_loop_fn fn,
+                 const void *ctx);
+    /* Runs the launcher fn over rows: `starts` iterates the row starts
+     * (operand 0 the output's, 1 the input's); ts[0..nts) are every tensor
+     * the launch reads or writes. */
+    bool (*rows)(const char *op, const tendo__iter *starts, int64_t len, int64_t in_step, int64_t out_step,
+                 const tendo__tensor *const *ts, int nts, tendo__cu_rows_fn fn, const void *ctx);
+    /* Sets every element of the dense t to the element at *value. */
+    bool (*fill)(const char *op, tendo__tensor *t, const void *value);
+    /* Fills the dense t with the Philox stream of seed (uniform, or
+     * normal), through the launcher fn (NULL: none for this dtype). */
+    bool (*rand)(const char *op, tendo__tensor *t, tendo__cu_rand_fn fn, uint64_t seed, bool normal);
+    /* numpy.matmul of a and b (same device and dtype, checked): a new
+     * tensor of their dtype. */
+    tendo__tensor *(*matmul)(const char *op, const tendo__tensor *a, const tendo__tensor *b);
+} tendo__device_ops;
+
+extern const tendo__device_ops tendo__cpu_device;
+extern const tendo__device_ops tendo__cuda_device;
+
+/* The table of device type t. */
+static inline const tendo__device_ops *tendo__device_ops_of(tendo_device_type t)
+{
+    return t == TENDO_CUDA ? &tendo__cuda_device : &tendo__cpu_device;
+}
+
+#endif /* TENDO_SRC_CORE_DEVICE_H */

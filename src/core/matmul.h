@@ -1,0 +1,36 @@
+/* src/core/matmul.h - numpy.matmul's shape rules, and its dispatch to the
+ * device that holds the operands (tendo__device_ops.matmul: src/cpu/matmul.c,
+ * src/cuda/blas.c). */
+#ifndef TENDO_SRC_CORE_MATMUL_H
+#define TENDO_SRC_CORE_MATMUL_H
+
+#include "core/internal.h"
+
+/* One operand as a matrix: rows x cols with element strides, plus the
+ * strides of its batch dims broadcast to the result's batch shape (0
+ * where it is broadcast). */
+typedef struct {
+    int64_t rows, cols, rs, cs;
+    int64_t batch_stride[TENDO_MAX_DIMS];
+} tendo__mm_operand;
+
+/* a @ b resolved: A is [m, k], B is [k, n], over nbatches batches. */
+typedef struct {
+    tendo__mm_operand A, B;
+    int nbatch;
+    int64_t batch[TENDO_MAX_DIMS];
+    int64_t nbatches;
+    int out_ndim;
+    int64_t out_shape[TENDO_MAX_DIMS]; /* 1-D operands' added dims removed */
+} tendo__mm_plan;
+
+/* Resolves the shapes of a @ b like numpy.matmul into p; false with
+ * TENDO_ERR_SHAPE naming op and both shapes otherwise. */
+bool tendo__mm_plan_make(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__mm_plan *p);
+/* Element offsets of batch bi in A and in B. */
+void tendo__mm_batch_offsets(const tendo__mm_plan *p, int64_t bi, int64_t *aoff, int64_t *boff);
+/* a @ b on the device that holds both (same dtype, checked by the caller's
+ * types); a new tensor of their dtype, or NULL with the error set. */
+tendo__tensor *tendo__matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b);
+
+#endif /* TENDO_SRC_CORE_MATMUL_H */

@@ -1,0 +1,42 @@
+/* src/core/traits.h - the dtype table: what kernels need to know of a
+ * storage dtype (in the manner of ggml's type_traits).
+ *
+ * Kernels exist once per compute type (float today), not once per storage
+ * dtype.  A storage dtype is its size plus two conversions of runs of
+ * elements, to and from its compute type; a kernel reads its input through
+ * widen, computes, and writes through narrow.  The table is generated from
+ * gen/dtypes.toml (templates/traits.c.j2 -> src/gen/traits.c).
+ */
+#ifndef TENDO_SRC_CORE_TRAITS_H
+#define TENDO_SRC_CORE_TRAITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tendo/dtype.h"
+
+/* The types kernels compute in: one set of CPU kernels each. */
+typedef enum { TENDO__COMPUTE_FLOAT } tendo__compute;
+
+typedef struct tendo__traits {
+    const char *name;       /* "bf16" */
+    size_t size;            /* bytes per element */
+    tendo__compute compute; /* what its kernels compute in */
+    size_t compute_size;    /* bytes of one compute-type value */
+    /* The elements already are the compute type: dense runs are read and
+     * written in place, with no conversion. */
+    bool own_compute;
+    /* n elements starting at x, `stride` elements apart (0 repeats the
+     * first), widened exactly to the compute type into the dense out. */
+    void (*widen)(const void *x, int64_t stride, void *out, int64_t n);
+    /* n dense compute-type values at x, each rounded once into y, `stride`
+     * elements apart.  x and y may be the same memory when stride is 1 and
+     * the sizes are equal. */
+    void (*narrow)(const void *x, void *y, int64_t stride, int64_t n);
+} tendo__traits;
+
+/* The table entry of a dtype this build has (never NULL for one). */
+const tendo__traits *tendo__traits_of(tendo_dtype dt);
+
+#endif /* TENDO_SRC_CORE_TRAITS_H */

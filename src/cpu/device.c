@@ -1,0 +1,14 @@
+/* src/cpu/device.c - the CPU's entry in the device table (core/device.h):
+ * the CPU kernels that the core reaches.  Host memory, its pool and its
+ * copies are the core's own. */
+#include "core/device.h"
+#include "cpu/cpu.h"
+
+static int one(void) { return 1; }
+
+const tendo__device_ops tendo__cpu_device = {
+    .built = true,
+    .count = one,
+    .transpose = tendo__transpose_copy,
+    .matmul = tendo__cpu_matmul,
+};
