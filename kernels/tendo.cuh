@@ -13,7 +13,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "cuda/api.h"
+#include "core/launch.h"
 
 /* ---- elements: every dtype computes in float ---------------------------- */
 
