@@ -1,10 +1,12 @@
-/* src/storage.c - refcounted storage: the bytes that views share. */
+/* src/core/storage.c - refcounted storage: the bytes that views share. */
 #define _DEFAULT_SOURCE /* madvise */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 #endif
 
 #include "core/device.h"
@@ -17,6 +19,25 @@
 #define HUGE_PAGE ((size_t)2 << 20)
 #define HUGE_THRESHOLD ((size_t)2 << 20)
 
+/* The most host memory one buffer can ever have: RAM plus swap.  Where
+ * the kernel overcommits, a larger request would still be granted, and the
+ * process killed when it touches the pages; tendo refuses it up front. */
+static size_t host_limit(void)
+{
+    static _Atomic size_t limit;
+    size_t l = atomic_load_explicit(&limit, memory_order_relaxed);
+#if defined(__linux__)
+    struct sysinfo si;
+
+    if (l == 0 && sysinfo(&si) == 0 && si.mem_unit > 0) {
+        unsigned long long units = (unsigned long long)si.totalram + si.totalswap;
+        l = units > SIZE_MAX / si.mem_unit ? SIZE_MAX : (size_t)(units * si.mem_unit);
+        atomic_store_explicit(&limit, l, memory_order_relaxed);
+    }
+#endif
+    return l ? l : SIZE_MAX;
+}
+
 /* Host memory for the CPU pool: 64-byte aligned (huge-page aligned and
  * advised when large), or NULL. */
 static void *host_alloc(void *ctx, size_t nbytes)
@@ -25,7 +46,7 @@ static void *host_alloc(void *ctx, size_t nbytes)
     void *p = NULL;
 
     (void)ctx;
-    if (posix_memalign(&p, align, nbytes ? nbytes : 1) != 0)
+    if (nbytes > host_limit() || posix_memalign(&p, align, nbytes ? nbytes : 1) != 0)
         return NULL;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (align == HUGE_PAGE)
