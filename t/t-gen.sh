@@ -69,9 +69,9 @@ dtypes=f32,f64 refuses 7 "a dtype computing in double (no compute templates yet)
 case "$top_builddir" in /*) ;; *) top_builddir=$(pwd)/$top_builddir ;; esac
 dt=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_builddir/include/tendo/dtype.h" 2>/dev/null | head -1)
 [ -n "$dt" ] || dt=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_srcdir/include/tendo/dtype.h" 2>/dev/null | head -1)
-syntax() { # compiles $tmp/b/src/gen/ops_$dt.c, messages in $tmp/err
+syntax() { # renders and compiles $tmp/b/src/gen/ops_$dt.c, messages in $tmp/err
     (cd "$tmp/b" && "$PYTHON" "$tmp/src/gen/tendo-gen" --srcdir "$tmp/src" --dtypes "$dt" \
-        "src/gen/ops_$dt.c") &&
+        "src/gen/ops_$dt.c" src/gen/cuda_launchers.h) &&
     $CC -std=c11 -fsyntax-only -D_POSIX_C_SOURCE=200809L -I"$top_builddir" -I"$top_builddir/include" \
         -I"$top_srcdir/include" -I"$top_srcdir/src" -I"$top_builddir/t" \
         "$tmp/b/src/gen/ops_$dt.c" >"$tmp/err" 2>&1
