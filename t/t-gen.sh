@@ -3,8 +3,11 @@
 #
 # Renders every output twice (with the dtype list spelled in two orders)
 # and expects byte-identical files; then feeds it broken tables and expects
-# a refusal that names the problem.  Needs PYTHON, top_srcdir (make check).
-: "${PYTHON:=python3}" "${top_srcdir:=.}"
+# a refusal that names the problem; then plants an error in a template and
+# expects the compiler to name the template line (the #line directives).
+# Needs PYTHON, top_srcdir, and CC and top_builddir for the last part
+# (make check).
+: "${PYTHON:=python3}" "${top_srcdir:=.}" "${top_builddir:=.}" "${CC:=cc}"
 if ! "$PYTHON" -c 'import sys, tomllib, jinja2; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     echo "1..0 # SKIP no Python 3.11+ with jinja2 (a release tarball needs none)"
     exit 0
@@ -13,7 +16,7 @@ case "$top_srcdir" in /*) ;; *) top_srcdir=$(pwd)/$top_srcdir ;; esac
 gen="$top_srcdir/gen/tendo-gen"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-echo "1..8"
+echo "1..11"
 
 render() { # DIR DTYPES: renders every output for DTYPES under DIR
     outs=$("$PYTHON" "$gen" --srcdir "$top_srcdir" --dtypes "$2" --list) &&
@@ -64,3 +67,55 @@ fresh; sed -n '/^name = "f32"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
     sed 's/^name = .*/name = "i32"/; s/^code = .*/code = 9/; s/^c_type = .*/c_type = "int32_t"/' |
     { echo "[[dtype]]"; cat; } >> "$tmp/src/gen/dtypes.toml"
 dtypes=f32,i32 refuses 8 "a dtype converting to its compute type without run conversions" "widen_run must name a C identifier"
+
+
+# #line: an error planted in a template is reported at the template's line.
+# The rendered ops_<dt>.c is compiled against the build tree's headers, for
+# the first dtype the build has.
+case "$top_builddir" in /*) ;; *) top_builddir=$(pwd)/$top_builddir ;; esac
+dt=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_builddir/include/tendo/dtype.h" 2>/dev/null | head -1)
+[ -n "$dt" ] || dt=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_srcdir/include/tendo/dtype.h" 2>/dev/null | head -1)
+syntax() { # renders and compiles $tmp/b/src/gen/ops_$dt.c, messages in $tmp/err
+    (cd "$tmp/b" && "$PYTHON" "$tmp/src/gen/tendo-gen" --srcdir "$tmp/src" --dtypes "$dt" \
+        "src/gen/ops_$dt.c" src/gen/cuda_launchers.h) &&
+    $CC -std=c11 -fsyntax-only -D_POSIX_C_SOURCE=200809L -I"$top_builddir" -I"$tmp/b/src" -I"$top_builddir/include" \
+        -I"$top_srcdir/include" -I"$top_srcdir/src" -I"$top_builddir/t" \
+        "$tmp/b/src/gen/ops_$dt.c" >"$tmp/err" 2>&1
+}
+if [ -z "$dt" ] || [ ! -f "$top_builddir/config.h" ]; then
+    for i in 9 10 11; do echo "ok $i # SKIP no configured build tree at $top_builddir"; done
+    exit 0
+fi
+fresh; rm -rf "$tmp/b"; mkdir "$tmp/b"
+if syntax; then
+    echo "ok 9 - the rendered src/gen/ops_$dt.c, #line directives and all, compiles"
+else
+    echo "not ok 9 - the rendered src/gen/ops_$dt.c compiles"; sed 's/^/# /' "$tmp/err" | head -20
+fi
+# the first line of the unary op loop's body: one error per unary op
+tmpl="$tmp/src/templates/ops.c.j2"
+loop=$(grep -n '^{% for op in ops if op.kind == "unary" %}$' "$tmpl" | cut -d: -f1)
+line=$((loop + 1))
+sed -i "${loop}a int planted_{{ op.name }}(void) { return planted_undeclared; }" "$tmpl"
+nunary=$(grep -c '^\[\[unary\]\]' "$tmp/src/gen/ops.toml")
+if [ -z "$loop" ]; then
+    echo "not ok 10 - found the unary op loop in templates/ops.c.j2"
+    echo "not ok 11 - found the unary op loop in templates/ops.c.j2"
+elif syntax; then
+    echo "not ok 10 - a planted error at templates/ops.c.j2:$line: compiled"
+    echo "not ok 11 - a planted error at templates/ops.c.j2:$line: compiled"
+else
+    errors=$(grep -c 'error:' "$tmp/err")
+    at=$(grep -c "^$tmpl:$line:[0-9]*: error: .*planted_undeclared" "$tmp/err")
+    if grep 'error:' "$tmp/err" | head -1 | grep -q "^$tmpl:$line:"; then
+        echo "ok 10 - a planted error is reported at templates/ops.c.j2:$line, where it was planted"
+    else
+        echo "not ok 10 - a planted error is reported at templates/ops.c.j2:$line"; sed 's/^/# /' "$tmp/err" | head -20
+    fi
+    if [ "$at" -eq "$nunary" ] && [ "$errors" -eq "$nunary" ]; then
+        echo "ok 11 - and so are its copies for the other $((nunary - 1)) unary ops"
+    else
+        echo "not ok 11 - $nunary errors at templates/ops.c.j2:$line: $at there, $errors in all"
+        grep 'error:' "$tmp/err" | sed 's/^/# /' | head -20
+    fi
+fi
