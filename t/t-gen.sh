@@ -3,7 +3,8 @@
 #
 # Renders every output twice (with the dtype list spelled in two orders)
 # and expects byte-identical files; then feeds it broken tables and expects
-# a refusal that names the problem.  Needs PYTHON, top_srcdir (make check).
+# a refusal that names the problem (t/t-gen-ops.sh checks that the op tests
+# follow gen/ops.toml).  Needs PYTHON, top_srcdir (make check).
 : "${PYTHON:=python3}" "${top_srcdir:=.}"
 if ! "$PYTHON" -c 'import sys, tomllib, jinja2; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     echo "1..0 # SKIP no Python 3.11+ with jinja2 (a release tarball needs none)"
@@ -13,7 +14,7 @@ case "$top_srcdir" in /*) ;; *) top_srcdir=$(pwd)/$top_srcdir ;; esac
 gen="$top_srcdir/gen/tendo-gen"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-echo "1..7"
+echo "1..11"
 
 render() { # DIR DTYPES: renders every output for DTYPES under DIR
     outs=$("$PYTHON" "$gen" --srcdir "$top_srcdir" --dtypes "$2" --list) &&
@@ -58,3 +59,13 @@ fresh; sed -n '/^name = "f32"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
     sed 's/^name = .*/name = "f64"/; s/^code = .*/code = 9/; s/^compute_type = .*/compute_type = "double"/' |
     { echo "[[dtype]]"; cat; } >> "$tmp/src/gen/dtypes.toml"
 dtypes=f32,f64 refuses 7 "a dtype computing in double (no compute templates yet)" "only compute in float"
+
+# gen/ops.toml's references and test fields (t/ops-table.h)
+fresh; sed -i '0,/^ref = "-a"$/s//ref = "-b"/' "$tmp/src/gen/ops.toml"
+refuses 8 "a unary ref naming b" "unary #1 (neg): ref: names 'b', which is none of its operands (a)"
+fresh; sed -i 's/^ref = "1.0 \/ (1.0 + exp(-a))"$/ref = "tendo__sigmoid(a)"/' "$tmp/src/gen/ops.toml"
+refuses 9 "a ref calling the library's own helper" "ref: calls 'tendo__sigmoid', which is not a double function"
+fresh; sed -i 's/^tol = { rel = 6, abs_x = 8 }$/tol = { rel = 6, absx = 8 }/' "$tmp/src/gen/ops.toml"
+refuses 10 "a misspelt tolerance" "tol: unknown field(s) absx"
+fresh; printf '[[binary]]\nname = "hypot2"\nexpr = "a * a + b * b"\n' >> "$tmp/src/gen/ops.toml"
+refuses 11 "an op without a reference" "binary #8 (hypot2): missing field 'ref'"
