@@ -1,23 +1,30 @@
 /* t/ops-body.h - elementwise ops against double references, per dtype.
  *
- * Every binary op (op, op_out, op_scalar), every unary op (op, op_out) and
- * clamp, on contiguous, transposed, sliced-with-step, expanded (stride 0)
- * and flipped (negative stride) inputs, over several broadcast patterns.
- * The reference is computed in double from the inputs' exact values (read
- * back through copy_to), and each element must be within a tolerance:
+ * Every [[binary]] op of gen/ops.toml (op, op_out, op_scalar), every
+ * [[unary]] op (op, op_out) and clamp, on contiguous, transposed,
+ * sliced-with-step, expanded (stride 0) and flipped (negative stride)
+ * inputs, over several broadcast patterns.  The ops, their references and
+ * their parameters come from t/ops-table.h, which gen/tendo-gen writes from
+ * gen/ops.toml: this file keeps no list of ops, so a new entry is tested
+ * with no change here.  The reference (the entry's `ref`) is computed in
+ * double from the inputs' exact values (read back through copy_to), and
+ * each element must be within a tolerance:
  *
- *   tol = rel * 2^-23 * |want| + abs * 2^-23 * scale(x)          (the f32 part)
+ *   tol = (rel * |want| + abs + abs_x * max|x|) * 2^-23          (the f32 part)
  *       + DT_ULP * |want|                                        (16-bit dtypes)
  *       + the dtype's smallest subnormal + rel * 2^-149           (subnormal results)
  *
- * where rel/abs are per op (see t_binops/t_unops): exact ops (neg, abs,
- * relu, maximum, minimum, clamp) must be exact; correctly rounded f32 ops
- * (add, sub, mul, div, sqrt) get 1 ulp; transcendental ones a few ulp. A
- * 16-bit result is computed in float and rounded once, so it may be off
- * by at most half an ulp of the dtype plus the f32 error: DT_ULP = 2^(1-p)
- * relative covers both with room to spare.  NaN passes only where the
- * reference is NaN, infinities only when equal.  Outputs of _out calls are
- * NaN-filled first, so an element left unwritten fails.
+ * where rel, abs and abs_x are the entry's tol (f32 ulps; max|x| is the
+ * largest finite |operand|): exact ops (neg, abs, relu, maximum, minimum,
+ * clamp) must be exact; correctly rounded f32 ops (add, sub, mul, div,
+ * sqrt) get 1 ulp; transcendental ones a few ulp.  Unary inputs are dense
+ * for the vector (src/vmath.h) paths and strided for the scalar
+ * expressions of gen/ops.toml; both must meet it.  A 16-bit result is
+ * computed in float and rounded once, so it may be off by at most half an
+ * ulp of the dtype plus the f32 error: DT_ULP = 2^(1-p) relative covers
+ * both with room to spare.  NaN passes only where the reference is NaN,
+ * infinities only when equal.  Outputs of _out calls are NaN-filled first,
+ * so an element left unwritten fails.
  * Included by t/each-dtype.h; see t/dt.h. */
 
 #ifndef T_OPS_BODY_ONCE
@@ -31,101 +38,8 @@
 
 #define T_U23 0x1p-23 /* one f32 ulp, relative */
 
-/* ---- the ops and their references ---------------------------------------------- */
-
-enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAXIMUM, B_MINIMUM, B_COUNT };
-
-/* Input ranges (b avoids |b| < bmin), scalars for _scalar, and the f32
- * tolerance in f32 ulps: rel * |want| + abs * max(|a|, |b|, 1). */
-static const struct t_binop {
-    const char *name;
-    double alo, ahi, blo, bhi, bmin;
-    double s[3];
-    double rel, abs;
-} t_binops[B_COUNT] = {
-    {"add", -4, 4, -4, 4, 0, {2.5, -0.1, 1e-3}, 1, 0},
-    {"sub", -4, 4, -4, 4, 0, {2.5, -0.1, 3}, 1, 0},
-    {"mul", -4, 4, -4, 4, 0, {-1.5, 0.1, 3}, 1, 0},
-    {"div", -4, 4, -4, 4, 0.25, {0.25, -3, 0.1}, 1, 0},
-    /* powf is within 1 ulp in glibc; allow 4 */
-    {"pow", 0.25, 4, -3, 3, 0, {2, 0.5, -1.5}, 4, 0},
-    {"maximum", -4, 4, -4, 4, 0, {0, -1.25, NAN}, 0, 0},
-    {"minimum", -4, 4, -4, 4, 0, {0, 1.25, NAN}, 0, 0},
-};
-
-static double t_ref_binary(int op, double a, double b)
-{
-    switch (op) {
-    case B_ADD: return a + b;
-    case B_SUB: return a - b;
-    case B_MUL: return a * b;
-    case B_DIV: return a / b;
-    case B_POW: return pow(a, b);
-    case B_MAXIMUM: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
-    case B_MINIMUM: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
-    }
-    return NAN;
-}
-
-enum { U_NEG, U_ABS, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID, U_RELU, U_GELU, U_SILU, U_COUNT };
-
-/* scale of the absolute tolerance term: none, or |x| */
-enum { S_NONE, S_X };
-
-/* Input range and the f32 tolerance: rel f32 ulps of |want| plus abs f32
- * ulps of scale(x).  Inputs are dense for the vector (src/vmath.h) paths
- * and strided for the scalar expressions of gen/ops.toml; both must meet
- * it.
- * - exp, log, rsqrt, sin, cos, tanh: 4 ulp relative (src/vmath.c states
- *   < 1 ulp, < 2 for tanh; glibc's float functions are as good).
- * - sigmoid = 1/(1+exp(-x)), silu = x/(1+exp(-x)): 6 ulp (exp's error plus
- *   two roundings; vmath states < 2 and < 3).
- * - gelu = x/2 (1 + erf(x/sqrt2)): 6 ulp, plus 8 ulp of |x| absolute,
- *   because the scalar expression's 1 + erff(..) cancels for x < 0 (the
- *   vector form uses erfc and needs no such slack).  The reference uses
- *   erfc, which does not cancel. */
-static const struct t_unop {
-    const char *name;
-    double lo, hi;
-    double rel, abs;
-    int scale;
-} t_unops[U_COUNT] = {
-    {"neg", -6, 6, 0, 0, S_NONE},
-    {"abs", -6, 6, 0, 0, S_NONE},
-    {"exp", -8, 8, 4, 0, S_NONE},
-    {"log", 0x1p-6, 64, 4, 0, S_NONE},
-    {"sqrt", 0x1p-6, 64, 1, 0, S_NONE},
-    {"rsqrt", 0x1p-6, 64, 4, 0, S_NONE},
-    {"sin", -10, 10, 4, 0, S_NONE},
-    {"cos", -10, 10, 4, 0, S_NONE},
-    {"tanh", -6, 6, 4, 0, S_NONE},
-    {"sigmoid", -12, 12, 6, 0, S_NONE},
-    {"relu", -6, 6, 0, 0, S_NONE},
-    {"gelu", -6, 6, 6, 8, S_X},
-    {"silu", -12, 12, 6, 0, S_NONE},
-};
-
-static double t_ref_unary(int op, double a)
-{
-    switch (op) {
-    case U_NEG: return -a;
-    case U_ABS: return fabs(a);
-    case U_EXP: return exp(a);
-    case U_LOG: return log(a);
-    case U_SQRT: return sqrt(a);
-    case U_RSQRT: return 1.0 / sqrt(a);
-    case U_SIN: return sin(a);
-    case U_COS: return cos(a);
-    case U_TANH: return tanh(a);
-    case U_SIGMOID: return 1.0 / (1.0 + exp(-a));
-    case U_RELU: return isnan(a) ? a : a > 0 ? a : 0.0;
-    case U_GELU: return 0.5 * a * erfc(-a / sqrt(2.0)); /* = 1 + erf(a/sqrt2), without cancelling */
-    case U_SILU: return a / (1.0 + exp(-a));
-    }
-    return NAN;
-}
-
-static double t_scale(int scale, double x) { return scale == S_X && isfinite(x) ? fabs(x) : 0; }
+/* |x| where finite, else 0: the scale of a tolerance's abs_x term. */
+static double t_finite_abs(double x) { return isfinite(x) ? fabs(x) : 0; }
 
 /* Shapes of the broadcast patterns: a's, then b's. */
 static const struct t_pattern {
@@ -158,6 +72,18 @@ static const struct t_ushape {
 
 /* ---- per dtype ------------------------------------------------------------------- */
 
+#include "ops-table.h"
+
+/* The [[binary]] entry named name (for the tests of one op's semantics). */
+static const DTFN(t_binop) *DTFN(binop_named)(const char *name)
+{
+    for (int op = 0; op < T_NBINARY; op++)
+        if (strcmp(DTFN(t_binary)()[op].name, name) == 0)
+            return &DTFN(t_binary)()[op];
+    bail("gen/ops.toml has no [[binary]] %s", name);
+    return NULL;
+}
+
 /* The dtype's smallest positive (subnormal) value: its absolute rounding
  * step near 0. */
 static double DTFN(tiny)(void)
@@ -169,19 +95,20 @@ static double DTFN(tiny)(void)
     return x;
 }
 
-/* Tolerance for one element (see the top of this file); results in the
+/* Tolerance for one element (see the top of this file) of an op with
+ * tolerance t, whose largest finite |operand| is x; results in the
  * subnormal range are allowed rel f32 subnormal steps (2^-149) and one
  * step of the dtype. */
-static double DTFN(tol)(double rel, double abs, double scale, double want)
+static double DTFN(tol)(const struct t_tol *t, double x, double want)
 {
-    double t;
+    double tol;
 
-    if (rel == 0 && abs == 0)
+    if (t->rel == 0 && t->abs == 0 && t->abs_x == 0)
         return 0; /* exact ops stay exact in every dtype */
-    t = rel * T_U23 * fabs(want) + abs * T_U23 * scale + rel * 0x1p-149 + DTFN(tiny)();
+    tol = (t->rel * fabs(want) + t->abs + t->abs_x * x) * T_U23 + t->rel * 0x1p-149 + DTFN(tiny)();
     if (DT_MANTISSA_BITS < 24)
-        t += DT_ULP * fabs(want);
-    return t;
+        tol += DT_ULP * fabs(want);
+    return tol;
 }
 
 /* want rounded to the dtype when that overflows (exp(20) in f16 is inf). */
@@ -229,89 +156,6 @@ static TT *DTFN(make_operand)(int layout, int nd, const int64_t *shape, uint64_t
     return DTFN(layout_view)(base, layout, nd, shape);
 }
 
-/* The generic front, one op at a time. */
-static TT *DTFN(binary)(int op, const TT *a, const TT *b)
-{
-    switch (op) {
-    case B_ADD: return tensor_add(a, b);
-    case B_SUB: return tensor_sub(a, b);
-    case B_MUL: return tensor_mul(a, b);
-    case B_DIV: return tensor_div(a, b);
-    case B_POW: return tensor_pow(a, b);
-    case B_MAXIMUM: return tensor_maximum(a, b);
-    case B_MINIMUM: return tensor_minimum(a, b);
-    }
-    return NULL;
-}
-
-static tendo_status DTFN(binary_out)(int op, TT *out, const TT *a, const TT *b)
-{
-    switch (op) {
-    case B_ADD: return tensor_add_out(out, a, b);
-    case B_SUB: return tensor_sub_out(out, a, b);
-    case B_MUL: return tensor_mul_out(out, a, b);
-    case B_DIV: return tensor_div_out(out, a, b);
-    case B_POW: return tensor_pow_out(out, a, b);
-    case B_MAXIMUM: return tensor_maximum_out(out, a, b);
-    case B_MINIMUM: return tensor_minimum_out(out, a, b);
-    }
-    return TENDO_ERR_INVALID_ARG;
-}
-
-static TT *DTFN(binary_scalar)(int op, const TT *a, double s)
-{
-    switch (op) {
-    case B_ADD: return tensor_add_scalar(a, s);
-    case B_SUB: return tensor_sub_scalar(a, s);
-    case B_MUL: return tensor_mul_scalar(a, s);
-    case B_DIV: return tensor_div_scalar(a, s);
-    case B_POW: return tensor_pow_scalar(a, s);
-    case B_MAXIMUM: return tensor_maximum_scalar(a, s);
-    case B_MINIMUM: return tensor_minimum_scalar(a, s);
-    }
-    return NULL;
-}
-
-static TT *DTFN(unary)(int op, const TT *a)
-{
-    switch (op) {
-    case U_NEG: return tensor_neg(a);
-    case U_ABS: return tensor_abs(a);
-    case U_EXP: return tensor_exp(a);
-    case U_LOG: return tensor_log(a);
-    case U_SQRT: return tensor_sqrt(a);
-    case U_RSQRT: return tensor_rsqrt(a);
-    case U_SIN: return tensor_sin(a);
-    case U_COS: return tensor_cos(a);
-    case U_TANH: return tensor_tanh(a);
-    case U_SIGMOID: return tensor_sigmoid(a);
-    case U_RELU: return tensor_relu(a);
-    case U_GELU: return tensor_gelu(a);
-    case U_SILU: return tensor_silu(a);
-    }
-    return NULL;
-}
-
-static tendo_status DTFN(unary_out)(int op, TT *out, const TT *a)
-{
-    switch (op) {
-    case U_NEG: return tensor_neg_out(out, a);
-    case U_ABS: return tensor_abs_out(out, a);
-    case U_EXP: return tensor_exp_out(out, a);
-    case U_LOG: return tensor_log_out(out, a);
-    case U_SQRT: return tensor_sqrt_out(out, a);
-    case U_RSQRT: return tensor_rsqrt_out(out, a);
-    case U_SIN: return tensor_sin_out(out, a);
-    case U_COS: return tensor_cos_out(out, a);
-    case U_TANH: return tensor_tanh_out(out, a);
-    case U_SIGMOID: return tensor_sigmoid_out(out, a);
-    case U_RELU: return tensor_relu_out(out, a);
-    case U_GELU: return tensor_gelu_out(out, a);
-    case U_SILU: return tensor_silu_out(out, a);
-    }
-    return TENDO_ERR_INVALID_ARG;
-}
-
 /* An output layout for _out calls: contiguous, transposed, sliced or
  * flipped (an expanded out is refused; see test_out_errors). */
 static int DTFN(out_layout)(int k)
@@ -326,7 +170,7 @@ static void DTFN(check_binary)(t_check *c, const char *what, int op, const TT *r
                                const double *av, int nb, const int64_t *sb, const double *bv, int no,
                                const int64_t *so)
 {
-    const struct t_binop *o = &t_binops[op];
+    const DTFN(t_binop) *o = &DTFN(t_binary)()[op];
     double *rv;
 
     if (!DTFN(result_ok)(c, what, r, no, so))
@@ -334,9 +178,9 @@ static void DTFN(check_binary)(t_check *c, const char *what, int op, const TT *r
     rv = DTFN(values)(r);
     for (int64_t i = 0; i < t_numel(no, so); i++) {
         double x = av[t_bcast(no, so, na, sa, i)], y = bv[t_bcast(no, so, nb, sb, i)];
-        double want = DTFN(fit)(t_ref_binary(op, x, y));
-        double sc = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
-        t_elem(c, what, i, rv[i], want, DTFN(tol)(o->rel, o->abs, sc > 1 ? sc : 1, want));
+        double want = DTFN(fit)(o->ref(x, y));
+        double sc = fmax(t_finite_abs(x), t_finite_abs(y));
+        t_elem(c, what, i, rv[i], want, DTFN(tol)(&o->tol, sc, want));
     }
     free(rv);
 }
@@ -345,7 +189,7 @@ static void DTFN(check_binary)(t_check *c, const char *what, int op, const TT *r
  * pair of input layouts; a few NaNs in the inputs must propagate. */
 static void DTFN(test_binary)(int op)
 {
-    const struct t_binop *o = &t_binops[op];
+    const DTFN(t_binop) *o = &DTFN(t_binary)()[op];
 
     for (int form = 0; form < 2; form++) {
         t_check c = {0};
@@ -359,8 +203,8 @@ static void DTFN(test_binary)(int op)
             for (int la = 0; la < L_COUNT; la++)
                 for (int lb = 0; lb < L_COUNT; lb++) {
                     uint64_t rng = 0x5eed0000u + (uint64_t)(op * 1000 + p * 100 + la * 10 + lb) * 7919u;
-                    TT *a = DTFN(make_operand)(la, pt->na, pt->a, &rng, o->alo, o->ahi, 0, 23, false);
-                    TT *b = DTFN(make_operand)(lb, pt->nb, pt->b, &rng, o->blo, o->bhi, o->bmin, 29, false);
+                    TT *a = DTFN(make_operand)(la, pt->na, pt->a, &rng, o->a[0], o->a[1], 0, 23, false);
+                    TT *b = DTFN(make_operand)(lb, pt->nb, pt->b, &rng, o->b[0], o->b[1], o->bmin, 29, false);
                     double *av = DTFN(values)(a), *bv = DTFN(values)(b);
                     char what[160], s1[64], s2[64];
                     TT *r = NULL;
@@ -370,10 +214,10 @@ static void DTFN(test_binary)(int op)
                              t_shape_str(s1, sizeof s1, pt->na, pt->a), t_layout[la],
                              t_shape_str(s2, sizeof s2, pt->nb, pt->b), t_layout[lb]);
                     if (form == 0) {
-                        r = DTFN(binary)(op, a, b);
+                        r = o->op(a, b);
                     } else {
                         r = DTFN(make_operand)(DTFN(out_layout)(la + lb), no, so, &rng, 0, 0, 0, 0, true);
-                        st = DTFN(binary_out)(op, r, a, b);
+                        st = o->out(r, a, b);
                     }
                     if (!r || st != TENDO_OK)
                         t_fail(&c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
@@ -395,21 +239,21 @@ static void DTFN(test_binary)(int op)
  * the dtype, so the reference uses (float)s. */
 static void DTFN(test_binary_scalar)(int op)
 {
-    const struct t_binop *o = &t_binops[op];
+    const DTFN(t_binop) *o = &DTFN(t_binary)()[op];
     t_check c = {0};
 
     for (int sh = 0; sh < T_NUSHAPES; sh++)
         for (int l = 0; l < L_COUNT; l++)
-            for (int k = 0; k < 3; k++) {
+            for (int k = 0; k < o->nscalars; k++) {
                 const struct t_ushape *u = &t_ushapes[sh];
                 uint64_t rng = 0xabcdefu + (uint64_t)(op * 1000 + sh * 100 + l * 10 + k);
-                TT *a = DTFN(make_operand)(l, u->n, u->s, &rng, op == B_POW ? -4 : o->alo, o->ahi, 0, 31, false);
-                double s = (double)(float)o->s[k], *av = DTFN(values)(a);
-                TT *r = DTFN(binary_scalar)(op, a, o->s[k]);
+                TT *a = DTFN(make_operand)(l, u->n, u->s, &rng, o->scalar_a[0], o->scalar_a[1], 0, 31, false);
+                double s = (double)(float)o->scalars[k], *av = DTFN(values)(a);
+                TT *r = o->scalar(a, o->scalars[k]);
                 char what[160], s1[64];
 
                 snprintf(what, sizeof what, "a %s %s, s %g", t_shape_str(s1, sizeof s1, u->n, u->s), t_layout[l],
-                         o->s[k]);
+                         o->scalars[k]);
                 if (!r)
                     t_fail(&c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
                 else
@@ -418,13 +262,14 @@ static void DTFN(test_binary_scalar)(int op)
                 tensor_free(a);
                 free(av);
             }
-    t_done(&c, "%s %s_scalar: %d shapes x %d layouts x 3 scalars", DT_NAME, o->name, T_NUSHAPES, L_COUNT);
+    t_done(&c, "%s %s_scalar: %d shapes x %d layouts x %d scalars", DT_NAME, o->name, T_NUSHAPES, L_COUNT,
+           o->nscalars);
 }
 
 /* op_out with out == a and with out == b (the same view: in place). */
 static void DTFN(test_binary_inplace)(int op)
 {
-    const struct t_binop *o = &t_binops[op];
+    const DTFN(t_binop) *o = &DTFN(t_binary)()[op];
     t_check c = {0};
 
     for (int p = 0; p < T_NPATTERNS; p++) {
@@ -449,8 +294,9 @@ static void DTFN(test_binary_inplace)(int op)
                     (which == 2 && !t_same_shape(pt->na, pt->a, pt->nb, pt->b)))
                     continue;
                 /* the written operand in layout l, the other one in another */
-                a = DTFN(make_operand)(into_a ? l : (l + 2) % L_COUNT, pt->na, pt->a, &rng, o->alo, o->ahi, 0, 0, false);
-                b = DTFN(make_operand)(into_a ? (l + 2) % L_COUNT : l, pt->nb, pt->b, &rng, o->blo, o->bhi, o->bmin, 0, false);
+                a = DTFN(make_operand)(into_a ? l : (l + 2) % L_COUNT, pt->na, pt->a, &rng, o->a[0], o->a[1], 0, 0, false);
+                b = DTFN(make_operand)(into_a ? (l + 2) % L_COUNT : l, pt->nb, pt->b, &rng, o->b[0], o->b[1], o->bmin, 0,
+                                       false);
                 if (which == 2) { /* op(a, a) into a; the pow base in the exponent's range too */
                     tensor_free(b);
                     b = a;
@@ -460,7 +306,7 @@ static void DTFN(test_binary_inplace)(int op)
                 snprintf(what, sizeof what, "out = %s, a %s, b %s, %s", which == 2 ? "a = b" : into_a ? "a" : "b",
                          t_shape_str(s1, sizeof s1, pt->na, pt->a), t_shape_str(s2, sizeof s2, pt->nb, pt->b),
                          t_layout[l]);
-                st = DTFN(binary_out)(op, into_a ? a : b, a, b);
+                st = o->out(into_a ? a : b, a, b);
                 if (st != TENDO_OK)
                     t_fail(&c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
                 else
@@ -478,19 +324,15 @@ static void DTFN(test_binary_inplace)(int op)
 static void DTFN(check_unary)(t_check *c, const char *what, int op, const TT *r, int n, const int64_t *s,
                               const double *av)
 {
-    const struct t_unop *o = &t_unops[op];
+    const DTFN(t_unop) *o = &DTFN(t_unary)()[op];
     double *rv;
 
     if (!DTFN(result_ok)(c, what, r, n, s))
         return;
     rv = DTFN(values)(r);
     for (int64_t i = 0; i < t_numel(n, s); i++) {
-        double want = DTFN(fit)(t_ref_unary(op, av[i]));
-        /* gelu(-inf) and silu(-inf): -inf * 0 in the formulas; the limit -0,
-         * as src/vmath.h documents (0 passes too) */
-        if ((op == U_GELU || op == U_SILU) && av[i] == -INFINITY)
-            want = -0.0;
-        t_elem(c, what, i, rv[i], want, DTFN(tol)(o->rel, o->abs, t_scale(o->scale, av[i]), want));
+        double want = DTFN(fit)(o->ref(av[i]));
+        t_elem(c, what, i, rv[i], want, DTFN(tol)(&o->tol, t_finite_abs(av[i]), want));
     }
     free(rv);
 }
@@ -498,7 +340,7 @@ static void DTFN(check_unary)(t_check *c, const char *what, int op, const TT *r,
 /* op(a), op_out(out, a) and op_out(a, a) over shapes and layouts. */
 static void DTFN(test_unary)(int op)
 {
-    const struct t_unop *o = &t_unops[op];
+    const DTFN(t_unop) *o = &DTFN(t_unary)()[op];
 
     for (int form = 0; form < 3; form++) {
         t_check c = {0};
@@ -513,17 +355,17 @@ static void DTFN(test_unary)(int op)
 
                 if (form == 2 && l == L_EXPAND)
                     continue;
-                a = DTFN(make_operand)(l, u->n, u->s, &rng, o->lo, o->hi, 0, 19, false);
+                a = DTFN(make_operand)(l, u->n, u->s, &rng, o->a[0], o->a[1], 0, 19, false);
                 av = DTFN(values)(a);
                 snprintf(what, sizeof what, "%s a %s %s", form == 0 ? "new" : form == 1 ? "out" : "in place",
                          t_shape_str(s1, sizeof s1, u->n, u->s), t_layout[l]);
                 if (form == 0) {
-                    r = DTFN(unary)(op, a);
+                    r = o->op(a);
                 } else if (form == 1) {
                     r = DTFN(make_operand)(DTFN(out_layout)(l + sh), u->n, u->s, &rng, 0, 0, 0, 0, true);
-                    st = DTFN(unary_out)(op, r, a);
+                    st = o->out(r, a);
                 } else {
-                    st = DTFN(unary_out)(op, a, a);
+                    st = o->out(a, a);
                 }
                 if ((form != 2 && !r) || st != TENDO_OK)
                     t_fail(&c, "%s: failed: %s", what, tendo_error_message(tendo_last_error()));
@@ -546,7 +388,7 @@ static void DTFN(test_unary_special)(int op)
     static const double sp[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 20.0, -20.0, 10.0, -10.0, INFINITY, -INFINITY,
                                 NAN, 3.0, -3.0, 0.125, 100.0, -100.0};
     const int n = (int)(sizeof sp / sizeof sp[0]);
-    const struct t_unop *o = &t_unops[op];
+    const DTFN(t_unop) *o = &DTFN(t_unary)()[op];
     t_check c = {0};
     E raw[sizeof sp / sizeof sp[0]];
     int m = 0;
@@ -564,12 +406,12 @@ static void DTFN(test_unary_special)(int op)
         bool good;
 
         if (pass < 2) {
-            good = (r = DTFN(unary)(op, v)) != NULL;
+            good = (r = o->op(v)) != NULL;
         } else {
-            TT *o = TFN(full)(1, (const int64_t[]){m}, NAN, tendo_cpu());
-            r = tensor_flip(o, 0);
-            tensor_free(o);
-            good = DTFN(unary_out)(op, r, v) == TENDO_OK;
+            TT *out = TFN(full)(1, (const int64_t[]){m}, NAN, tendo_cpu());
+            r = tensor_flip(out, 0);
+            tensor_free(out);
+            good = o->out(r, v) == TENDO_OK;
         }
         if (!good)
             t_fail(&c, "%s: failed: %s", what[pass], tendo_error_message(tendo_last_error()));
@@ -592,6 +434,7 @@ static void DTFN(test_semantics)(void)
     const double ma[] = {NAN, 1, NAN, -INFINITY, INFINITY, 3, -2};
     const double mb[] = {1, NAN, NAN, 0, 5, -INFINITY, -2};
     E ra[16], rb[16];
+    const DTFN(t_binop) *pow_op = DTFN(binop_named)("pow");
     t_check c = {0}, cm = {0};
     TT *a, *b, *r;
     double *v;
@@ -608,7 +451,7 @@ static void DTFN(test_semantics)(void)
     v = r ? DTFN(values)(r) : NULL;
     for (int i = 0; v && i < 10; i++) {
         /* -8^(1/3) in the dtype: 1/3 rounded, still not an integer: NaN */
-        t_elem(&c, "pow", i, v[i], pw[i], DTFN(tol)(4, 0, 0, pw[i]));
+        t_elem(&c, "pow", i, v[i], pw[i], DTFN(tol)(&pow_op->tol, 0, pw[i]));
     }
     if (!v)
         t_fail(&c, "pow failed: %s", tendo_error_message(tendo_last_error()));
@@ -617,13 +460,13 @@ static void DTFN(test_semantics)(void)
     r = tensor_pow_scalar(a, 3);
     v = r ? DTFN(values)(r) : NULL;
     for (int i = 0; v && i < 10; i++)
-        t_elem(&c, "pow_scalar 3", i, v[i], pa[i] * pa[i] * pa[i], DTFN(tol)(4, 0, 0, pa[i] * pa[i] * pa[i]));
+        t_elem(&c, "pow_scalar 3", i, v[i], pa[i] * pa[i] * pa[i], DTFN(tol)(&pow_op->tol, 0, pa[i] * pa[i] * pa[i]));
     free(v);
     tensor_free(r);
     r = tensor_pow_scalar(a, 0.5);
     v = r ? DTFN(values)(r) : NULL;
     for (int i = 0; v && i < 10; i++)
-        t_elem(&c, "pow_scalar 0.5", i, v[i], sqrt(pa[i]), DTFN(tol)(4, 0, 0, sqrt(pa[i])));
+        t_elem(&c, "pow_scalar 0.5", i, v[i], sqrt(pa[i]), DTFN(tol)(&pow_op->tol, 0, sqrt(pa[i])));
     free(v);
     tensor_free(r);
     tensor_free(a);
@@ -637,14 +480,16 @@ static void DTFN(test_semantics)(void)
     }
     a = TFN(from_data)(ra, 1, (const int64_t[]){7}, tendo_cpu());
     b = TFN(from_data)(rb, 1, (const int64_t[]){7}, tendo_cpu());
-    for (int op = B_MAXIMUM; op <= B_MINIMUM; op++)
+    for (int k = 0; k < 2; k++)
         for (int swap = 0; swap < 2; swap++) {
-            r = DTFN(binary)(op, swap ? b : a, swap ? a : b);
+            const DTFN(t_binop) *o = DTFN(binop_named)(k ? "minimum" : "maximum");
+
+            r = o->op(swap ? b : a, swap ? a : b);
             v = r ? DTFN(values)(r) : NULL;
             for (int i = 0; v && i < 7; i++)
-                t_elem(&cm, t_binops[op].name, i, v[i], t_ref_binary(op, ma[i], mb[i]), 0);
+                t_elem(&cm, o->name, i, v[i], o->ref(ma[i], mb[i]), 0);
             if (!v)
-                t_fail(&cm, "%s failed", t_binops[op].name);
+                t_fail(&cm, "%s failed", o->name);
             free(v);
             tensor_free(r);
         }
@@ -769,8 +614,9 @@ static void DTFN(test_out_errors)(void)
     E *snap = DTFN(raw)(base), *snapsq = DTFN(raw)(sq);
     char want[96];
 
-    for (int op = 0; op < B_COUNT; op++) {
-        const char *name = t_binops[op].name;
+    for (int op = 0; op < T_NBINARY; op++) {
+        const DTFN(t_binop) *o = &DTFN(t_binary)()[op];
+        const char *name = o->name;
         bool good;
         TT *out43 = TFN(full)(2, (const int64_t[]){4, 3}, NAN, tendo_cpu());
         TT *out4 = TFN(full)(1, (const int64_t[]){4}, NAN, tendo_cpu());
@@ -778,74 +624,63 @@ static void DTFN(test_out_errors)(void)
 
         /* the message the issue quotes, for every op */
         snprintf(want, sizeof want, "%s: shapes [3,4] and [2,4] cannot broadcast", name);
-        good = DTFN(binary)(op, a34, b24) == NULL && tendo_error_status(tendo_last_error()) == TENDO_ERR_SHAPE &&
+        good = o->op(a34, b24) == NULL && tendo_error_status(tendo_last_error()) == TENDO_ERR_SHAPE &&
                strcmp(tendo_error_message(tendo_last_error()), want) == 0;
         if (!good)
             diag("status %s, message \"%s\"; wanted \"%s\"", tendo_status_str(tendo_error_status(tendo_last_error())),
                  tendo_error_message(tendo_last_error()), want);
         ok(good, "%s %s([3,4], [2,4]) fails with TENDO_ERR_SHAPE: \"%s\"", DT_NAME, name, want);
         tendo_clear_error();
-        ok(DTFN(binary_out)(op, out34, a34, b24) == TENDO_ERR_SHAPE &&
+        ok(o->out(out34, a34, b24) == TENDO_ERR_SHAPE &&
                t_failed_with(TENDO_ERR_SHAPE, "shapes [3,4] and [2,4] cannot broadcast") && DTFN(all_nan)(out34),
            "%s %s_out(out, [3,4], [2,4]) fails with TENDO_ERR_SHAPE, out untouched", DT_NAME, name);
 
         /* out of the wrong shape: transposed, or only broadcastable */
-        good = DTFN(binary_out)(op, out43, a34, b34) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "[4,3]");
-        good = DTFN(binary_out)(op, out4, a34, b34) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "[4]") &&
-               good;
+        good = o->out(out43, a34, b34) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "[4,3]");
+        good = o->out(out4, a34, b34) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "[4]") && good;
         ok(good && DTFN(all_nan)(out43) && DTFN(all_nan)(out4),
            "%s %s_out into [4,3] and [4] for a [3,4] result: TENDO_ERR_SHAPE, out untouched", DT_NAME, name);
 
         /* partial overlap: out shifted by one element over a (or b); out the
          * transpose of an input (same elements, other order); an expanded
          * out */
-        good = DTFN(binary_out)(op, hi, lo, b10) == TENDO_ERR_INVALID_ARG &&
-               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap");
-        good = DTFN(binary_out)(op, hi, b10, lo) == TENDO_ERR_INVALID_ARG &&
-               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
-        good = DTFN(binary_out)(op, lo, hi, hi) == TENDO_ERR_INVALID_ARG &&
-               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
-        good = DTFN(binary_out)(op, sqt, sq, sq) == TENDO_ERR_INVALID_ARG &&
-               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = o->out(hi, lo, b10) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, "overlap");
+        good = o->out(hi, b10, lo) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = o->out(lo, hi, hi) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = o->out(sqt, sq, sq) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
         ok(good && DTFN(unchanged)(base, snap) && DTFN(unchanged)(sq, snapsq),
            "%s %s_out into a shifted or transposed view of an input: TENDO_ERR_INVALID_ARG, nothing written", DT_NAME,
            name);
-        ok(DTFN(binary_out)(op, exp34, a34, b34) == TENDO_ERR_INVALID_ARG &&
+        ok(o->out(exp34, a34, b34) == TENDO_ERR_INVALID_ARG &&
                t_failed_with(TENDO_ERR_INVALID_ARG, "overlapping") && DTFN(all_nan)(one4),
            "%s %s_out into an expanded (stride 0) out: TENDO_ERR_INVALID_ARG", DT_NAME, name);
 
         /* NULL anywhere */
-        good = DTFN(binary)(op, NULL, b34) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name);
-        good = DTFN(binary)(op, a34, NULL) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
-        good = DTFN(binary_out)(op, NULL, a34, b34) == TENDO_ERR_INVALID_ARG &&
-               t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
-        good = DTFN(binary_out)(op, out34, a34, NULL) == TENDO_ERR_INVALID_ARG &&
-               t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
-        good = DTFN(binary_scalar)(op, NULL, 1) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
+        good = o->op(NULL, b34) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name);
+        good = o->op(a34, NULL) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
+        good = o->out(NULL, a34, b34) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
+        good = o->out(out34, a34, NULL) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
+        good = o->scalar(NULL, 1) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
         ok(good, "%s %s with a NULL tensor: TENDO_ERR_INVALID_ARG naming the op", DT_NAME, name);
         tensor_free(out43);
         tensor_free(out4);
         tensor_free(out34);
     }
 
-    for (int op = 0; op < U_COUNT; op++) {
-        const char *name = t_unops[op].name;
+    for (int op = 0; op < T_NUNARY; op++) {
+        const DTFN(t_unop) *o = &DTFN(t_unary)()[op];
+        const char *name = o->name;
         TT *out43 = TFN(full)(2, (const int64_t[]){4, 3}, NAN, tendo_cpu());
         bool good;
 
-        good = DTFN(unary_out)(op, out43, a34) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "[4,3]") &&
-               DTFN(all_nan)(out43);
-        good = DTFN(unary_out)(op, hi, lo) == TENDO_ERR_INVALID_ARG &&
-               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
-        good = DTFN(unary_out)(op, lo, hi) == TENDO_ERR_INVALID_ARG &&
-               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
-        good = DTFN(unary_out)(op, sqt, sq) == TENDO_ERR_INVALID_ARG &&
-               t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
-        good = DTFN(unary_out)(op, exp34, a34) == TENDO_ERR_INVALID_ARG &&
+        good = o->out(out43, a34) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "[4,3]") && DTFN(all_nan)(out43);
+        good = o->out(hi, lo) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = o->out(lo, hi) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = o->out(sqt, sq) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, "overlap") && good;
+        good = o->out(exp34, a34) == TENDO_ERR_INVALID_ARG &&
                t_failed_with(TENDO_ERR_INVALID_ARG, "overlapping") && good;
-        good = DTFN(unary)(op, NULL) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
-        good = DTFN(unary_out)(op, NULL, a34) == TENDO_ERR_INVALID_ARG &&
-               t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
+        good = o->op(NULL) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
+        good = o->out(NULL, a34) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
         ok(good && DTFN(unchanged)(base, snap) && DTFN(unchanged)(sq, snapsq) && DTFN(all_nan)(one4),
            "%s %s_out: wrong shape -> TENDO_ERR_SHAPE; overlapping, expanded or NULL -> TENDO_ERR_INVALID_ARG", DT_NAME,
            name);
@@ -948,12 +783,12 @@ static void DTFN(test_threads)(void)
 
 static void DTFN(test_ops)(void)
 {
-    for (int op = 0; op < B_COUNT; op++) {
+    for (int op = 0; op < T_NBINARY; op++) {
         DTFN(test_binary)(op);
         DTFN(test_binary_scalar)(op);
         DTFN(test_binary_inplace)(op);
     }
-    for (int op = 0; op < U_COUNT; op++) {
+    for (int op = 0; op < T_NUNARY; op++) {
         DTFN(test_unary)(op);
         DTFN(test_unary_special)(op);
     }

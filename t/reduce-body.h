@@ -1,27 +1,33 @@
-/* t/reduce-body.h - sum, mean, max, min and sum_all against double
- * references, per dtype.
+/* t/reduce-body.h - every [[reduction]] of gen/ops.toml (sum, mean, max,
+ * min...) and sum_all against double references, per dtype.
  *
- * Every dim (counted from the front and from the back), keepdim on and
- * off, of 1-D..4-D tensors in every layout (contiguous, transposed,
+ * The reductions, their references and tolerances come from t/ops-table.h,
+ * which gen/tendo-gen writes from gen/ops.toml: this file keeps no list of
+ * them.  Every dim (counted from the front and from the back), keepdim on
+ * and off, of 1-D..4-D tensors in every layout (contiguous, transposed,
  * sliced with a step, expanded with stride 0, flipped with negative
  * strides), on three data sets:
  *
  *   eighths  k/8 for |k| <= 16: exact in every dtype, and every partial sum
- *            is exact in float, so sum must be the exact sum rounded once
- *            to the dtype, and mean the exact mean rounded once (float
- *            division, then one narrowing: both innocuous double roundings);
- *   random   U[-1, 1): sum within depth(n) * 2^-24 * sum|x| of the double
- *            sum, where depth(n) = n for n <= 256, else 256 + n/64 + log2(n):
- *            the library sums blocked/pairwise (8 lanes over chunks of
- *            1024, chunks pairwise; outer dims in blocks of 64), so no
- *            element goes through more float additions than that; plus
- *            one rounding to the dtype (DT_ULP * |sum|) for 16-bit dtypes;
- *            mean: that over n, plus one float and one dtype rounding;
+ *            is exact in float, so a pairwise (summing) reduction must give
+ *            its exact result rounded once to the dtype: sum the exact sum,
+ *            mean the exact mean (float division, then one narrowing: both
+ *            innocuous double roundings);
+ *   random   U[x[0], x[1]) (the entry's x, by default [-1, 1)): sum within
+ *            depth(n) * 2^-24 * sum|x| of the double sum (tol.fold = 0.5 f32
+ *            ulps), where depth(n) = n for n <= 256, else 256 + n/64 +
+ *            log2(n): the library sums blocked/pairwise (8 lanes over chunks
+ *            of 1024, chunks pairwise; outer dims in blocks of 64), so no
+ *            element goes through more float additions than that; that
+ *            bound is carried through the entry's ref_finalize (mean: over
+ *            n), plus tol.rel f32 ulps of the result (mean: its float
+ *            division) and one rounding to the dtype (DT_ULP * |result|)
+ *            for 16-bit dtypes;
  *   NaNs     random with NaNs: a NaN in a row makes sum, mean, max and min
- *            of that row NaN.
+ *            of that row NaN (their references say so).
  *
- * max and min are exact in every case.  Included by t/each-dtype.h; see
- * t/dt.h. */
+ * A reduction whose tol is all zero (max, min) is exact in every case.
+ * Included by t/each-dtype.h; see t/dt.h. */
 
 #ifndef T_REDUCE_BODY_ONCE
 #define T_REDUCE_BODY_ONCE
@@ -32,9 +38,6 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_COUNT };
-static const char *const t_rname[R_COUNT] = {"sum", "mean", "max", "min"};
-
 static const char *const t_dname[D_COUNT] = {"eighths", "random", "random with NaNs"};
 
 /* Float additions an element can go through in the library's blocked
@@ -42,39 +45,6 @@ static const char *const t_dname[D_COUNT] = {"eighths", "random", "random with N
 static double t_depth(int64_t n)
 {
     return n <= 256 ? (double)n : 256.0 + (double)n / 64.0 + log2((double)n);
-}
-
-/* Reference reduction of vals (shape nd/shape) along dim into want[]
- * (outer * inner elements), with sum|x| per output in absum[]. */
-static void t_reduce_ref(int op, int nd, const int64_t *shape, int dim, const double *vals, double *want,
-                         double *absum)
-{
-    int64_t outer = 1, inner = 1, len = shape[dim];
-
-    for (int d = 0; d < dim; d++)
-        outer *= shape[d];
-    for (int d = dim + 1; d < nd; d++)
-        inner *= shape[d];
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t i = 0; i < inner; i++) {
-            double acc = op == R_MAX ? -INFINITY : op == R_MIN ? INFINITY : 0, ab = 0;
-            bool nan = false;
-            for (int64_t k = 0; k < len; k++) {
-                double x = vals[(o * len + k) * inner + i];
-                nan = nan || isnan(x);
-                ab += fabs(x);
-                if (op == R_MAX)
-                    acc = x > acc ? x : acc;
-                else if (op == R_MIN)
-                    acc = x < acc ? x : acc;
-                else
-                    acc += x;
-            }
-            if (op == R_MEAN)
-                acc /= (double)len;
-            want[o * inner + i] = nan ? NAN : acc;
-            absum[o * inner + i] = ab;
-        }
 }
 
 /* Tensors reduced in the matrix. */
@@ -90,30 +60,67 @@ static const struct t_rshape {
 
 /* ---- per dtype ------------------------------------------------------------------- */
 
+#include "ops-table.h"
+
 /* x rounded once to the dtype. */
 static double DTFN(round)(double x) { return E_TO_DOUBLE(E_FROM_DOUBLE(x)); }
 
-static TT *DTFN(reduce)(int op, const TT *a, int dim, bool keepdim)
+/* The [[reduction]] entry named name (for the tests of one op by name). */
+static const DTFN(t_redop) *DTFN(redop_named)(const char *name)
 {
-    switch (op) {
-    case R_SUM: return tensor_sum(a, dim, keepdim);
-    case R_MEAN: return tensor_mean(a, dim, keepdim);
-    case R_MAX: return tensor_max(a, dim, keepdim);
-    case R_MIN: return tensor_min(a, dim, keepdim);
-    }
+    for (int op = 0; op < T_NREDUCTION; op++)
+        if (strcmp(DTFN(t_reduction)()[op].name, name) == 0)
+            return &DTFN(t_reduction)()[op];
+    bail("gen/ops.toml has no [[reduction]] %s", name);
     return NULL;
 }
 
-/* Tolerance for one reduced element (see the top of this file). */
-static double DTFN(rtol)(int op, int ds, int64_t len, double want, double absum)
+/* Reference reduction o of vals (shape nd/shape) along dim: the fold of
+ * o's ref into acc[] (outer * inner elements, not finalized), with sum|x|
+ * per output in absum[]. */
+static void DTFN(reduce_ref)(const DTFN(t_redop) *o, int nd, const int64_t *shape, int dim, const double *vals,
+                             double *acc, double *absum)
 {
-    double t;
+    int64_t outer = 1, inner = 1, len = shape[dim];
 
-    if (op == R_MAX || op == R_MIN || ds == D_EIGHTHS)
-        return 0; /* compared with the exactly rounded value */
-    t = t_depth(len) * 0x1p-24 * absum;
-    if (op == R_MEAN)
-        t = t / (double)len + 0x1p-24 * fabs(want);
+    for (int d = 0; d < dim; d++)
+        outer *= shape[d];
+    for (int d = dim + 1; d < nd; d++)
+        inner *= shape[d];
+    for (int64_t i = 0; i < outer * inner; i++) {
+        int64_t out = i / inner, in = i % inner;
+        double a = o->identity(), ab = 0;
+
+        for (int64_t k = 0; k < len; k++) {
+            double x = vals[(out * len + k) * inner + in];
+            ab += fabs(x);
+            a = o->ref(a, x);
+        }
+        acc[i] = a;
+        absum[i] = ab;
+    }
+}
+
+/* Whether o on data set ds is compared exactly, with its reference rounded
+ * once to the dtype: an exact reduction always, a pairwise (summing) one
+ * on eighths. */
+static bool DTFN(exact)(const DTFN(t_redop) *o, int ds)
+{
+    return (o->tol.rel == 0 && o->tol.fold == 0) || (o->pairwise && ds == D_EIGHTHS);
+}
+
+/* Tolerance for one element of o over len elements whose reference fold
+ * is acc and sum|x| is absum (see the top of this file): the summation
+ * bound, carried through finalize, plus rel ulps of the result. */
+static double DTFN(rtol)(const DTFN(t_redop) *o, int ds, int64_t len, double acc, double absum)
+{
+    double n = (double)len, want = o->finalize(acc, n), e, t;
+
+    if (DTFN(exact)(o, ds))
+        return 0;
+    e = o->tol.fold * 0x1p-23 * (o->pairwise ? t_depth(len) : n) * absum;
+    t = fmax(fabs(o->finalize(acc + e, n) - want), fabs(o->finalize(acc - e, n) - want));
+    t += o->tol.rel * 0x1p-23 * fabs(want);
     if (DT_MANTISSA_BITS < 24)
         t += DT_ULP * fabs(want);
     return t;
@@ -123,9 +130,10 @@ static double DTFN(rtol)(int op, int ds, int64_t len, double want, double absum)
 static void DTFN(check_reduce)(t_check *c, const char *what, int op, int ds, const TT *r, int nd,
                                const int64_t *shape, int dim, bool keepdim, const double *vals)
 {
+    const DTFN(t_redop) *o = &DTFN(t_reduction)()[op];
     int64_t oshape[TENDO_MAX_DIMS], m;
     int ond = 0;
-    double *want, *absum, *got;
+    double *acc, *absum, *got;
 
     for (int d = 0; d < nd; d++)
         if (d != dim || keepdim)
@@ -133,16 +141,19 @@ static void DTFN(check_reduce)(t_check *c, const char *what, int op, int ds, con
     if (!DTFN(result_ok)(c, what, r, ond, oshape))
         return;
     m = t_numel(ond, oshape);
-    want = malloc((size_t)(m ? m : 1) * sizeof *want);
+    acc = malloc((size_t)(m ? m : 1) * sizeof *acc);
     absum = malloc((size_t)(m ? m : 1) * sizeof *absum);
-    t_reduce_ref(op, nd, shape, dim, vals, want, absum);
+    if (!acc || !absum)
+        bail("out of memory");
+    DTFN(reduce_ref)(o, nd, shape, dim, vals, acc, absum);
     got = DTFN(values)(r);
     for (int64_t i = 0; i < m; i++) {
-        double w = ds == D_EIGHTHS || op == R_MAX || op == R_MIN ? DTFN(round)(want[i]) : want[i];
-        t_elem(c, what, i, got[i], w, DTFN(rtol)(op, ds, shape[dim], want[i], absum[i]));
+        double want = o->finalize(acc[i], (double)shape[dim]);
+        t_elem(c, what, i, got[i], DTFN(exact)(o, ds) ? DTFN(round)(want) : want,
+               DTFN(rtol)(o, ds, shape[dim], acc[i], absum[i]));
     }
     free(got);
-    free(want);
+    free(acc);
     free(absum);
 }
 
@@ -150,19 +161,20 @@ static void DTFN(check_reduce)(t_check *c, const char *what, int op, int ds, con
  * set, one shape and layout. */
 static void DTFN(test_reduce)(int op, int sh, int layout)
 {
+    const DTFN(t_redop) *o = &DTFN(t_reduction)()[op];
     const struct t_rshape *s = &t_rshapes[sh];
     t_check c = {0};
     char s1[64];
 
     for (int ds = 0; ds < D_COUNT; ds++) {
         uint64_t rng = 0x2ed0ceu + (uint64_t)(op * 1000 + sh * 100 + layout * 10 + ds) * 104729u;
-        TT *a = DTFN(make)(layout, s->n, s->s, &rng, ds, ds == D_EIGHTHS ? -2 : -1, ds == D_EIGHTHS ? 2 : 1);
+        TT *a = DTFN(make)(layout, s->n, s->s, &rng, ds, ds == D_EIGHTHS ? -2 : o->x[0], ds == D_EIGHTHS ? 2 : o->x[1]);
         double *vals = DTFN(values)(a);
 
         for (int d = -s->n; d < s->n; d++)
             for (int keep = 0; keep < 2; keep++) {
                 char what[160];
-                TT *r = DTFN(reduce)(op, a, d, keep);
+                TT *r = o->op(a, d, keep);
 
                 snprintf(what, sizeof what, "%s, dim %d, keepdim %s", t_dname[ds], d, keep ? "true" : "false");
                 DTFN(check_reduce)(&c, what, op, ds, r, s->n, s->s, d < 0 ? d + s->n : d, keep, vals);
@@ -171,7 +183,7 @@ static void DTFN(test_reduce)(int op, int sh, int layout)
         free(vals);
         tensor_free(a);
     }
-    t_done(&c, "%s %s of %s %s over every dim, keepdim both ways", DT_NAME, t_rname[op],
+    t_done(&c, "%s %s of %s %s over every dim, keepdim both ways", DT_NAME, o->name,
            t_shape_str(s1, sizeof s1, s->n, s->s), t_layout[layout]);
 }
 
@@ -182,18 +194,21 @@ static void DTFN(test_reduce_long)(void)
 {
     static const int64_t shapes[][2] = {{3, 3000}, {3000, 7}, {5, 2100}, {2100, 5}};
 
-    for (int op = 0; op < R_COUNT; op++) {
+    for (int op = 0; op < T_NREDUCTION; op++) {
+        const DTFN(t_redop) *o = &DTFN(t_reduction)()[op];
         t_check c = {0};
+
         for (int sh = 0; sh < 4; sh++)
             for (int layout = 0; layout < L_COUNT; layout += (layout == L_CONTIG ? 1 : 3)) /* contiguous, transposed, flipped */
                 for (int ds = 0; ds < D_COUNT; ds++) {
                     uint64_t rng = 0x10f6u + (uint64_t)(op * 1000 + sh * 100 + layout * 10 + ds);
-                    TT *a = DTFN(make)(layout, 2, shapes[sh], &rng, ds, ds == D_EIGHTHS ? -2 : -1, ds == D_EIGHTHS ? 2 : 1);
+                    TT *a = DTFN(make)(layout, 2, shapes[sh], &rng, ds, ds == D_EIGHTHS ? -2 : o->x[0],
+                                       ds == D_EIGHTHS ? 2 : o->x[1]);
                     double *vals = DTFN(values)(a);
 
                     for (int d = 0; d < 2; d++) {
                         char what[160], s1[64];
-                        TT *r = DTFN(reduce)(op, a, d, false);
+                        TT *r = o->op(a, d, false);
 
                         snprintf(what, sizeof what, "%s %s %s, dim %d", t_shape_str(s1, sizeof s1, 2, shapes[sh]),
                                  t_layout[layout], t_dname[ds], d);
@@ -203,13 +218,15 @@ static void DTFN(test_reduce_long)(void)
                     free(vals);
                     tensor_free(a);
                 }
-        t_done(&c, "%s %s of [3,3000], [3000,7], [5,2100], [2100,5] along both dims", DT_NAME, t_rname[op]);
+        t_done(&c, "%s %s of [3,3000], [3000,7], [5,2100], [2100,5] along both dims", DT_NAME, o->name);
     }
 }
 
-/* sum_all: a 0-d tensor with the sum of everything. */
+/* sum_all: a 0-d tensor with the sum of everything, checked as the sum
+ * entry of gen/ops.toml over all elements. */
 static void DTFN(test_sum_all)(void)
 {
+    const DTFN(t_redop) *sum = DTFN(redop_named)("sum");
     t_check c = {0};
 
     for (int sh = 0; sh < T_NRSHAPES; sh++)
@@ -233,8 +250,8 @@ static void DTFN(test_sum_all)(void)
                     t_fail(&c, "%s: %s", what, r ? "result is not 0-d" : tendo_error_message(tendo_last_error()));
                 } else {
                     got = DTFN(values)(r);
-                    t_elem(&c, what, 0, got[0], ds == D_EIGHTHS ? DTFN(round)(want) : want,
-                           DTFN(rtol)(R_SUM, ds, n, want, absum));
+                    t_elem(&c, what, 0, got[0], DTFN(exact)(sum, ds) ? DTFN(round)(want) : want,
+                           DTFN(rtol)(sum, ds, n, want, absum));
                     free(got);
                 }
                 tensor_free(r);
@@ -274,62 +291,78 @@ static void DTFN(test_reduce_edges)(void)
     TT *r;
     bool good;
 
-    /* reducing an empty dim: sum 0, mean NaN (0/0), max/min refused */
-    r = tensor_sum(e30, 1, false);
-    good = DTFN(is_all)(r, 1, (const int64_t[]){3}, 0);
-    tensor_free(r);
-    r = tensor_sum(e30, -1, true);
-    good = DTFN(is_all)(r, 2, (const int64_t[]){3, 1}, 0) && good;
-    tensor_free(r);
-    r = tensor_sum(e03, 0, false);
-    good = DTFN(is_all)(r, 1, (const int64_t[]){3}, 0) && good;
-    tensor_free(r);
-    ok(good, "%s sum over an empty dim is 0 ([3,0] dim 1 and -1 keepdim, [0,3] dim 0)", DT_NAME);
-    r = tensor_mean(e30, 1, false);
-    good = DTFN(is_all)(r, 1, (const int64_t[]){3}, NAN);
-    tensor_free(r);
-    r = tensor_mean(e03, 0, true);
-    good = DTFN(is_all)(r, 2, (const int64_t[]){1, 3}, NAN) && good;
-    tensor_free(r);
-    ok(good, "%s mean over an empty dim is NaN", DT_NAME);
-    for (int op = R_MAX; op <= R_MIN; op++) {
-        good = DTFN(reduce)(op, e30, 1, false) == NULL && t_failed_with(TENDO_ERR_SHAPE, t_rname[op]);
-        good = DTFN(reduce)(op, e30, -1, true) == NULL && t_failed_with(TENDO_ERR_SHAPE, "[3,0]") && good;
-        good = DTFN(reduce)(op, e03, 0, false) == NULL && t_failed_with(TENDO_ERR_SHAPE, "[0,3]") && good;
-        ok(good, "%s %s over an empty dim: TENDO_ERR_SHAPE naming the shape", DT_NAME, t_rname[op]);
+    /* reducing an empty dim: an empty_ok reduction gives its reference's
+     * empty fold (sum 0, mean 0/0 = NaN); the others (max, min) are refused */
+    for (int op = 0; op < T_NREDUCTION; op++) {
+        const DTFN(t_redop) *o = &DTFN(t_reduction)()[op];
+
+        if (o->empty_ok) {
+            double want = DTFN(round)(o->finalize(o->identity(), 0));
+            char ws[32];
+
+            r = o->op(e30, 1, false);
+            good = DTFN(is_all)(r, 1, (const int64_t[]){3}, want);
+            tensor_free(r);
+            r = o->op(e30, -1, true);
+            good = DTFN(is_all)(r, 2, (const int64_t[]){3, 1}, want) && good;
+            tensor_free(r);
+            r = o->op(e03, 0, false);
+            good = DTFN(is_all)(r, 1, (const int64_t[]){3}, want) && good;
+            tensor_free(r);
+            r = o->op(e03, 0, true);
+            good = DTFN(is_all)(r, 2, (const int64_t[]){1, 3}, want) && good;
+            tensor_free(r);
+            if (isnan(want))
+                snprintf(ws, sizeof ws, "NaN");
+            else
+                snprintf(ws, sizeof ws, "%g", want);
+            ok(good, "%s %s over an empty dim is %s ([3,0] dim 1 and -1 keepdim, [0,3] dim 0 both ways)", DT_NAME,
+               o->name, ws);
+        } else {
+            good = o->op(e30, 1, false) == NULL && t_failed_with(TENDO_ERR_SHAPE, o->name);
+            good = o->op(e30, -1, true) == NULL && t_failed_with(TENDO_ERR_SHAPE, "[3,0]") && good;
+            good = o->op(e03, 0, false) == NULL && t_failed_with(TENDO_ERR_SHAPE, "[0,3]") && good;
+            ok(good, "%s %s over an empty dim: TENDO_ERR_SHAPE naming the shape", DT_NAME, o->name);
+        }
     }
     /* reducing a non-empty dim of an empty tensor gives an empty result */
-    for (int op = 0; op < R_COUNT; op++) {
-        r = DTFN(reduce)(op, e30, 0, false);
+    for (int op = 0; op < T_NREDUCTION; op++) {
+        const DTFN(t_redop) *o = &DTFN(t_reduction)()[op];
+
+        r = o->op(e30, 0, false);
         good = r && t_same_shape(tensor_ndim(r), tensor_shape(r), 1, (const int64_t[]){0});
         tensor_free(r);
-        r = DTFN(reduce)(op, e03, 1, true);
+        r = o->op(e03, 1, true);
         good = good && r && t_same_shape(tensor_ndim(r), tensor_shape(r), 2, (const int64_t[]){0, 1});
         tensor_free(r);
-        ok(good, "%s %s of [3,0] over dim 0 is [0], of [0,3] over dim 1 keepdim is [0,1]", DT_NAME, t_rname[op]);
+        ok(good, "%s %s of [3,0] over dim 0 is [0], of [0,3] over dim 1 keepdim is [0,1]", DT_NAME, o->name);
     }
     r = tensor_sum_all(e30);
     ok(DTFN(is_all)(r, 0, NULL, 0), "%s sum_all of an empty tensor is a 0-d 0", DT_NAME);
     tensor_free(r);
 
     /* dim out of range */
-    for (int op = 0; op < R_COUNT; op++) {
-        good = DTFN(reduce)(op, a, 2, false) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim 2");
-        good = DTFN(reduce)(op, a, -3, true) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim -3") && good;
-        good = DTFN(reduce)(op, s, 1, false) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim 1") && good;
-        good = DTFN(reduce)(op, NULL, 0, false) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, t_rname[op]) &&
-               good;
-        ok(good, "%s %s: dim 2 and -3 of [3,4], dim 1 of a 0-d tensor, NULL: TENDO_ERR_INVALID_ARG", DT_NAME,
-           t_rname[op]);
+    for (int op = 0; op < T_NREDUCTION; op++) {
+        const DTFN(t_redop) *o = &DTFN(t_reduction)()[op];
+
+        good = o->op(a, 2, false) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim 2");
+        good = o->op(a, -3, true) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim -3") && good;
+        good = o->op(s, 1, false) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim 1") && good;
+        good = o->op(NULL, 0, false) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, o->name) && good;
+        ok(good, "%s %s: dim 2 and -3 of [3,4], dim 1 of a 0-d tensor, NULL: TENDO_ERR_INVALID_ARG", DT_NAME, o->name);
     }
     ok(TFN(sum_all)(NULL) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "sum_all"),
        "%s sum_all(NULL): TENDO_ERR_INVALID_ARG", DT_NAME);
 
-    /* a 0-d tensor reduces to itself over dim 0 or -1 */
-    for (int op = 0; op < R_COUNT; op++) {
-        TT *r0 = DTFN(reduce)(op, s, 0, false), *r1 = DTFN(reduce)(op, s, -1, true);
-        ok(DTFN(is_all)(r0, 0, NULL, -2.5) && DTFN(is_all)(r1, 0, NULL, -2.5), "%s %s of a 0-d tensor is itself",
-           DT_NAME, t_rname[op]);
+    /* a 0-d tensor reduces over dim 0 or -1 as its one element (to itself,
+     * for sum, mean, max and min) */
+    for (int op = 0; op < T_NREDUCTION; op++) {
+        const DTFN(t_redop) *o = &DTFN(t_reduction)()[op];
+        double want = DTFN(round)(o->finalize(o->ref(o->identity(), -2.5), 1));
+        TT *r0 = o->op(s, 0, false), *r1 = o->op(s, -1, true);
+
+        ok(DTFN(is_all)(r0, 0, NULL, want) && DTFN(is_all)(r1, 0, NULL, want), "%s %s of a 0-d tensor -2.5 is %g",
+           DT_NAME, o->name, want);
         tensor_free(r0);
         tensor_free(r1);
     }
@@ -400,7 +433,7 @@ static void DTFN(test_accumulation)(void)
     TT *row = TFN(full)(1, (const int64_t[]){4096}, 0.1, tendo_cpu());
     TT *cols = TFN(full)(2, (const int64_t[]){4096, 3}, 0.1, tendo_cpu());
     const double x = DTFN(round)(0.1), want = 4096 * x;
-    const double tol = DTFN(rtol)(R_SUM, D_RANDOM, 4096, want, want);
+    const double tol = DTFN(rtol)(DTFN(redop_named)("sum"), D_RANDOM, 4096, want, want);
     TT *r1 = tensor_sum(row, 0, false), *r2 = tensor_sum(cols, 0, false), *r3 = tensor_sum_all(cols);
     TT *r4 = tensor_mean(cols, 0, false);
     double *v1 = DTFN(values)(r1), *v2 = DTFN(values)(r2), *v3 = DTFN(values)(r3), *v4 = DTFN(values)(r4);
@@ -445,16 +478,17 @@ static void DTFN(test_reduce_threads)(void)
         TT *at = DTFN(make)(L_TRANS, 2, cases[k].s, &rng, D_RANDOM, -1, 1);
         char s1[64];
 
-        for (int op = 0; op < R_COUNT; op++)
+        for (int op = 0; op < T_NREDUCTION; op++)
             for (int tr = 0; tr < 2; tr++) {
+                const DTFN(t_redop) *o = &DTFN(t_reduction)()[op];
                 DTFN(tcheck) c = {0};
 
                 for (int threads = 1; threads <= 3; threads++) {
                     tendo_set_num_threads(threads);
-                    DTFN(tcheck_add)(&c, DTFN(reduce)(op, tr ? at : a, cases[k].dim, false), t_rname[op]);
+                    DTFN(tcheck_add)(&c, o->op(tr ? at : a, cases[k].dim, false), o->name);
                 }
                 ok(DTFN(tcheck_done)(&c), "%s %s of %s%s over dim %d: 1, 2 and 3 threads bitwise identical", DT_NAME,
-                   t_rname[op], t_shape_str(s1, sizeof s1, 2, cases[k].s), tr ? " (transposed)" : "", cases[k].dim);
+                   o->name, t_shape_str(s1, sizeof s1, 2, cases[k].s), tr ? " (transposed)" : "", cases[k].dim);
             }
         tensor_free(a);
         tensor_free(at);
@@ -481,7 +515,7 @@ static void DTFN(test_reduce_threads)(void)
 
 static void DTFN(test_reductions)(void)
 {
-    for (int op = 0; op < R_COUNT; op++)
+    for (int op = 0; op < T_NREDUCTION; op++)
         for (int sh = 0; sh < T_NRSHAPES; sh++)
             for (int layout = 0; layout < L_COUNT; layout++)
                 if (t_rshapes[sh].n >= 2 || layout != L_TRANS) /* a 1-D transpose is the tensor itself */

@@ -5,6 +5,7 @@
 # and expects byte-identical files; then feeds it broken tables and expects
 # a refusal that names the problem; then plants an error in a template and
 # expects the compiler to name the template line (the #line directives).
+# (t/t-gen-ops.sh checks that the op tests follow gen/ops.toml.)
 # Needs PYTHON, top_srcdir, and CC and top_builddir for the last part
 # (make check).
 : "${PYTHON:=python3}" "${top_srcdir:=.}" "${top_builddir:=.}" "${CC:=cc}"
@@ -16,7 +17,7 @@ case "$top_srcdir" in /*) ;; *) top_srcdir=$(pwd)/$top_srcdir ;; esac
 gen="$top_srcdir/gen/tendo-gen"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-echo "1..11"
+echo "1..15"
 
 render() { # DIR DTYPES: renders every output for DTYPES under DIR
     outs=$("$PYTHON" "$gen" --srcdir "$top_srcdir" --dtypes "$2" --list) &&
@@ -68,6 +69,15 @@ fresh; sed -n '/^name = "f32"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
     { echo "[[dtype]]"; cat; } >> "$tmp/src/gen/dtypes.toml"
 dtypes=f32,i32 refuses 8 "a dtype converting to its compute type without run conversions" "widen_run must name a C identifier"
 
+# gen/ops.toml's references and test fields (t/ops-table.h)
+fresh; sed -i '0,/^ref = "-a"$/s//ref = "-b"/' "$tmp/src/gen/ops.toml"
+refuses 9 "a unary ref naming b" "unary #1 (neg): ref: names 'b', which is none of its operands (a)"
+fresh; sed -i 's/^ref = "1.0 \/ (1.0 + exp(-a))"$/ref = "tendo__sigmoid(a)"/' "$tmp/src/gen/ops.toml"
+refuses 10 "a ref calling the library's own helper" "ref: calls 'tendo__sigmoid', which is not a double function"
+fresh; sed -i 's/^tol = { rel = 6, abs_x = 8 }$/tol = { rel = 6, absx = 8 }/' "$tmp/src/gen/ops.toml"
+refuses 11 "a misspelt tolerance" "tol: unknown field(s) absx"
+fresh; printf '[[binary]]\nname = "hypot2"\nexpr = "a * a + b * b"\n' >> "$tmp/src/gen/ops.toml"
+refuses 12 "an op without a reference" "binary #8 (hypot2): missing field 'ref'"
 
 # #line: an error planted in a template is reported at the template's line.
 # The rendered ops_<dt>.c is compiled against the build tree's headers, for
@@ -83,14 +93,14 @@ syntax() { # renders and compiles $tmp/b/src/gen/ops_$dt.c, messages in $tmp/err
         "$tmp/b/src/gen/ops_$dt.c" >"$tmp/err" 2>&1
 }
 if [ -z "$dt" ] || [ ! -f "$top_builddir/config.h" ]; then
-    for i in 9 10 11; do echo "ok $i # SKIP no configured build tree at $top_builddir"; done
+    for i in 13 14 15; do echo "ok $i # SKIP no configured build tree at $top_builddir"; done
     exit 0
 fi
 fresh; rm -rf "$tmp/b"; mkdir "$tmp/b"
 if syntax; then
-    echo "ok 9 - the rendered src/gen/ops_$dt.c, #line directives and all, compiles"
+    echo "ok 13 - the rendered src/gen/ops_$dt.c, #line directives and all, compiles"
 else
-    echo "not ok 9 - the rendered src/gen/ops_$dt.c compiles"; sed 's/^/# /' "$tmp/err" | head -20
+    echo "not ok 13 - the rendered src/gen/ops_$dt.c compiles"; sed 's/^/# /' "$tmp/err" | head -20
 fi
 # the first line of the unary op loop's body: one error per unary op
 tmpl="$tmp/src/templates/ops.c.j2"
@@ -99,23 +109,23 @@ line=$((loop + 1))
 sed -i "${loop}a int planted_{{ op.name }}(void) { return planted_undeclared; }" "$tmpl"
 nunary=$(grep -c '^\[\[unary\]\]' "$tmp/src/gen/ops.toml")
 if [ -z "$loop" ]; then
-    echo "not ok 10 - found the unary op loop in templates/ops.c.j2"
-    echo "not ok 11 - found the unary op loop in templates/ops.c.j2"
+    echo "not ok 14 - found the unary op loop in templates/ops.c.j2"
+    echo "not ok 15 - found the unary op loop in templates/ops.c.j2"
 elif syntax; then
-    echo "not ok 10 - a planted error at templates/ops.c.j2:$line: compiled"
-    echo "not ok 11 - a planted error at templates/ops.c.j2:$line: compiled"
+    echo "not ok 14 - a planted error at templates/ops.c.j2:$line: compiled"
+    echo "not ok 15 - a planted error at templates/ops.c.j2:$line: compiled"
 else
     errors=$(grep -c 'error:' "$tmp/err")
     at=$(grep -c "^$tmpl:$line:[0-9]*: error: .*planted_undeclared" "$tmp/err")
     if grep 'error:' "$tmp/err" | head -1 | grep -q "^$tmpl:$line:"; then
-        echo "ok 10 - a planted error is reported at templates/ops.c.j2:$line, where it was planted"
+        echo "ok 14 - a planted error is reported at templates/ops.c.j2:$line, where it was planted"
     else
-        echo "not ok 10 - a planted error is reported at templates/ops.c.j2:$line"; sed 's/^/# /' "$tmp/err" | head -20
+        echo "not ok 14 - a planted error is reported at templates/ops.c.j2:$line"; sed 's/^/# /' "$tmp/err" | head -20
     fi
     if [ "$at" -eq "$nunary" ] && [ "$errors" -eq "$nunary" ]; then
-        echo "ok 11 - and so are its copies for the other $((nunary - 1)) unary ops"
+        echo "ok 15 - and so are its copies for the other $((nunary - 1)) unary ops"
     else
-        echo "not ok 11 - $nunary errors at templates/ops.c.j2:$line: $at there, $errors in all"
+        echo "not ok 15 - $nunary errors at templates/ops.c.j2:$line: $at there, $errors in all"
         grep 'error:' "$tmp/err" | sed 's/^/# /' | head -20
     fi
 fi

@@ -1,6 +1,6 @@
-/* t/t-ops.c - elementwise binary and unary ops and clamp for every dtype,
- * on every layout and broadcast pattern, against double references (the
- * body is t/ops-body.h). */
+/* t/t-ops.c - the elementwise binary and unary ops of gen/ops.toml and
+ * clamp for every dtype, on every layout and broadcast pattern, against
+ * double references (the body is t/ops-body.h). */
 #include <string.h>
 
 #include "check.h"

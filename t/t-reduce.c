@@ -1,6 +1,6 @@
-/* t/t-reduce.c - sum, mean, max, min and sum_all for every dtype, over
- * every dim of every layout, against double references (the body is
- * t/reduce-body.h). */
+/* t/t-reduce.c - every reduction of gen/ops.toml (sum, mean, max, min) and
+ * sum_all for every dtype, over every dim of every layout, against double
+ * references (the body is t/reduce-body.h). */
 #include <string.h>
 
 #include "check.h"
