@@ -7,7 +7,11 @@
  * with the CPU's by normalized error (sqrt of sum (g-c)^2 / sum c^2): a
  * NaN or infinity must sit where the CPU has the same, never elsewhere.
  * _out forms write into a window of a larger device buffer whose rest is
- * filled with a sentinel, which must come back unchanged. */
+ * filled with a sentinel, which must come back unchanged.  The elementwise
+ * ops and reductions are those of gen/ops.toml (t/ops-table.h), so a new
+ * entry runs on the device too with no edit here. */
+
+#include "ops-table.h"
 
 static TT *DTFN(cu_rand_input)(int nd, const int64_t *shape, uint64_t seed, double lo, double hi)
 {
@@ -115,78 +119,65 @@ static bool DTFN(cu_same)(const TT *c, const TT *g, double tol, const char *what
 /* Tolerance of GPU against CPU for results a few roundings apart. */
 #define CU_TOL (DT_MANTISSA_BITS >= 24 ? 2e-6 : 8 * DT_ULP)
 
-typedef TT *(*DTFN(cu_bin_fn))(const TT *, const TT *);
-typedef tendo_status (*DTFN(cu_bin_out_fn))(TT *, const TT *, const TT *);
-typedef TT *(*DTFN(cu_bin_scalar_fn))(const TT *, double);
-typedef TT *(*DTFN(cu_un_fn))(const TT *);
-typedef tendo_status (*DTFN(cu_un_out_fn))(TT *, const TT *);
 typedef TT *(*DTFN(cu_red_fn))(const TT *, int, bool);
 
-#define CU_BIN(op) {#op, TFN(op), DT_CAT(TFN(op), out), DT_CAT(TFN(op), scalar)}
-#define CU_UN(op) {#op, TFN(op), DT_CAT(TFN(op), out)}
-
+/* Every [[binary]] and [[unary]] op of gen/ops.toml (t/ops-table.h) and
+ * clamp, on the device against the CPU, on inputs drawn from each op's own
+ * ranges (a binary op's b kept at |b| >= bmin by drawing it positive). */
 static void DTFN(test_cuda_elementwise)(void)
 {
-    static const struct {
-        const char *name;
-        DTFN(cu_bin_fn) f;
-        DTFN(cu_bin_out_fn) out;
-        DTFN(cu_bin_scalar_fn) scalar;
-    } bins[] = {CU_BIN(add), CU_BIN(sub), CU_BIN(mul), CU_BIN(div), CU_BIN(pow), CU_BIN(maximum), CU_BIN(minimum)};
-    static const struct {
-        const char *name;
-        DTFN(cu_un_fn) f;
-        DTFN(cu_un_out_fn) out;
-    } uns[] = {CU_UN(neg), CU_UN(abs), CU_UN(exp), CU_UN(log), CU_UN(sqrt), CU_UN(rsqrt), CU_UN(sin),
-               CU_UN(cos), CU_UN(tanh), CU_UN(sigmoid), CU_UN(relu), CU_UN(gelu), CU_UN(silu)};
+    const DTFN(t_binop) *bins = DTFN(t_binary)();
+    const DTFN(t_unop) *uns = DTFN(t_unary)();
     const int64_t shape[2] = {37, 53};
     char what[128];
 
     for (int layout = 0; layout < 4; layout++) {
-        TT *ca = DTFN(cu_view)(DTFN(cu_rand_input)(2, shape, 1 + layout, -2, 2), layout);
-        TT *cb = DTFN(cu_view)(DTFN(cu_rand_input)(2, shape, 9 + layout, 0.5, 2), layout);
-        /* broadcast along rows: one row as wide as the view (the
-         * transposed and sliced views change the width) */
-        int64_t bshape[2] = {1, ca ? tensor_shape(ca)[1] : 1};
-        TT *cr = DTFN(cu_rand_input)(2, bshape, 17, -1, 1);
-        TT *ga0 = DTFN(cu_rand_input)(2, shape, 1 + layout, -2, 2), *gb0 = DTFN(cu_rand_input)(2, shape, 9 + layout, 0.5, 2);
-        TT *ga = DTFN(cu_view)(tensor_to(ga0, tendo_cuda(0)), layout);
-        TT *gb = DTFN(cu_view)(tensor_to(gb0, tendo_cuda(0)), layout);
-        TT *gr = tensor_to(cr, tendo_cuda(0));
         const char *ln = DTFN(cu_layout_name)[layout];
 
-        tensor_free(ga0);
-        tensor_free(gb0);
-        if (!ca || !cb || !cr || !ga || !gb || !gr)
-            bail("making %s inputs failed: %s", ln, tendo_error_message(tendo_last_error()));
-        for (size_t i = 0; i < sizeof bins / sizeof *bins; i++) {
+        for (int i = 0; i < T_NBINARY + T_NUNARY + 1; i++) {
+            bool bin = i < T_NBINARY, clamp = i == T_NBINARY + T_NUNARY;
+            const double *ra = bin ? bins[i].a : clamp ? (const double[]){-2, 2} : uns[i - T_NBINARY].a;
+            double blo = bin ? (bins[i].bmin > 0 ? bins[i].bmin : bins[i].b[0]) : 0, bhi = bin ? bins[i].b[1] : 1;
+            const char *name = bin ? bins[i].name : clamp ? "clamp" : uns[i - T_NBINARY].name;
+            TT *ca = DTFN(cu_view)(DTFN(cu_rand_input)(2, shape, 1 + layout + 16 * i, ra[0], ra[1]), layout);
+            TT *cb = DTFN(cu_view)(DTFN(cu_rand_input)(2, shape, 9 + layout + 16 * i, blo, bhi), layout);
+            /* broadcast along rows: one row as wide as the view (the
+             * transposed and sliced views change the width) */
+            int64_t bshape[2] = {1, ca ? tensor_shape(ca)[1] : 1};
+            TT *cr = DTFN(cu_rand_input)(2, bshape, 17 + 16 * i, blo, bhi);
+            TT *ga0 = DTFN(cu_rand_input)(2, shape, 1 + layout + 16 * i, ra[0], ra[1]);
+            TT *gb0 = DTFN(cu_rand_input)(2, shape, 9 + layout + 16 * i, blo, bhi);
+            TT *ga = DTFN(cu_view)(tensor_to(ga0, tendo_cuda(0)), layout);
+            TT *gb = DTFN(cu_view)(tensor_to(gb0, tendo_cuda(0)), layout);
+            TT *gr = tensor_to(cr, tendo_cuda(0));
             TT *c, *g;
-            snprintf(what, sizeof what, "%s %s", bins[i].name, ln);
-            c = bins[i].f(ca, cb), g = bins[i].f(ga, gb);
+
+            tensor_free(ga0);
+            tensor_free(gb0);
+            if (!ca || !cb || !cr || !ga || !gb || !gr)
+                bail("making %s inputs failed: %s", ln, tendo_error_message(tendo_last_error()));
+            if (bin) {
+                snprintf(what, sizeof what, "%s %s", name, ln);
+                c = bins[i].op(ca, cb), g = bins[i].op(ga, gb);
+                DTFN(cu_same)(c, g, CU_TOL, what);
+                tensor_free(c), tensor_free(g);
+                snprintf(what, sizeof what, "%s %s, b broadcast", name, ln);
+                c = bins[i].op(ca, cr), g = bins[i].op(ga, gr);
+                DTFN(cu_same)(c, g, CU_TOL, what);
+                tensor_free(c), tensor_free(g);
+                snprintf(what, sizeof what, "%s_scalar %s", name, ln);
+                c = bins[i].scalar(ca, bins[i].scalars[0]), g = bins[i].scalar(ga, bins[i].scalars[0]);
+            } else if (clamp) {
+                snprintf(what, sizeof what, "clamp %s", ln);
+                c = TFN(clamp)(ca, -0.5, 0.75), g = TFN(clamp)(ga, -0.5, 0.75);
+            } else {
+                snprintf(what, sizeof what, "%s %s", name, ln);
+                c = uns[i - T_NBINARY].op(ca), g = uns[i - T_NBINARY].op(ga);
+            }
             DTFN(cu_same)(c, g, CU_TOL, what);
             tensor_free(c), tensor_free(g);
-            snprintf(what, sizeof what, "%s %s, b broadcast", bins[i].name, ln);
-            c = bins[i].f(ca, cr), g = bins[i].f(ga, gr);
-            DTFN(cu_same)(c, g, CU_TOL, what);
-            tensor_free(c), tensor_free(g);
-            snprintf(what, sizeof what, "%s_scalar %s", bins[i].name, ln);
-            c = bins[i].scalar(ca, 1.5), g = bins[i].scalar(ga, 1.5);
-            DTFN(cu_same)(c, g, CU_TOL, what);
-            tensor_free(c), tensor_free(g);
+            tensor_free(ca), tensor_free(cb), tensor_free(cr), tensor_free(ga), tensor_free(gb), tensor_free(gr);
         }
-        for (size_t i = 0; i < sizeof uns / sizeof *uns; i++) {
-            TT *c = uns[i].f(ca), *g = uns[i].f(ga);
-            snprintf(what, sizeof what, "%s %s", uns[i].name, ln);
-            DTFN(cu_same)(c, g, CU_TOL, what);
-            tensor_free(c), tensor_free(g);
-        }
-        {
-            TT *c = TFN(clamp)(ca, -0.5, 0.75), *g = TFN(clamp)(ga, -0.5, 0.75);
-            snprintf(what, sizeof what, "clamp %s", ln);
-            DTFN(cu_same)(c, g, CU_TOL, what);
-            tensor_free(c), tensor_free(g);
-        }
-        tensor_free(ca), tensor_free(cb), tensor_free(cr), tensor_free(ga), tensor_free(gb), tensor_free(gr);
     }
 }
 
@@ -227,10 +218,7 @@ static void DTFN(test_cuda_sentinel)(void)
 
 static void DTFN(test_cuda_rows)(void)
 {
-    static const struct {
-        const char *name;
-        DTFN(cu_red_fn) f;
-    } reds[] = {{"sum", TFN(sum)}, {"mean", TFN(mean)}, {"max", TFN(max)}, {"min", TFN(min)}};
+    const DTFN(t_redop) *reds = DTFN(t_reduction)(); /* every [[reduction]] of gen/ops.toml */
     const int64_t shape[3] = {6, 130, 1100};
     char what[128];
 
@@ -247,9 +235,9 @@ static void DTFN(test_cuda_rows)(void)
         tensor_free(h);
         if (!c || !g || !gw || !gbias)
             bail("making %s inputs failed: %s", ln, tendo_error_message(tendo_last_error()));
-        for (size_t i = 0; i < sizeof reds / sizeof *reds; i++)
+        for (int i = 0; i < T_NREDUCTION; i++)
             for (int dim = 0; dim < 3; dim++) {
-                rc = reds[i].f(c, dim, dim == 1), rg = reds[i].f(g, dim, dim == 1);
+                rc = reds[i].op(c, dim, dim == 1), rg = reds[i].op(g, dim, dim == 1);
                 snprintf(what, sizeof what, "%s over dim %d, %s", reds[i].name, dim, ln);
                 /* sums of ~1000 terms in another order: a little more slack */
                 DTFN(cu_same)(rc, rg, 4 * CU_TOL, what);
