@@ -152,6 +152,13 @@ TENDO_API void tendo_set_num_threads(int n);
 /* The number of threads CPU ops use. */
 TENDO_API int tendo_get_num_threads(void);
 
+/* ---- testing ------------------------------------------------------------ */
+
+/* For tests: the n-th allocation the library makes from now on (host or
+ * device memory, storage or bookkeeping) fails as out of memory; 0 turns
+ * it off.  Process-wide and thread-safe; only that one allocation fails. */
+TENDO_API void tendo_fault_inject_alloc(int64_t n);
+
 /* ---- library information ---------------------------------------------- */
 
 /* The library's version string, e.g. "0.1.0". Static. */

@@ -28,6 +28,22 @@
  * enough for any vector load). */
 #define TENDO__HOST_ALIGN 64
 
+/* ---- allocation (src/core/alloc.c) ----------------------------------------- */
+
+/* malloc, calloc, realloc and strdup for everything the library allocates
+ * (release with free): each may be the one tendo_fault_inject_alloc makes
+ * fail. */
+void *tendo__malloc(size_t n);
+void *tendo__calloc(size_t count, size_t size);
+void *tendo__realloc(void *p, size_t n);
+char *tendo__strdup(const char *s);
+/* Counts one allocation the library makes some other way (aligned, mapped,
+ * on a device); false when it must fail as out of memory. */
+bool tendo__alloc_ok(void);
+/* How many allocations the library has counted so far, in all threads (for
+ * tests: the allocations a call makes are the difference over the call). */
+int64_t tendo__alloc_count(void);
+
 /* ---- errors (src/error.c) ------------------------------------------------ */
 
 /* Records "op: message" as the calling thread's last error; returns status

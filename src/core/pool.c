@@ -77,7 +77,7 @@ static bool set_insert(block_set *s, tendo__pool_block *b)
 
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
-        tendo__pool_block **v = realloc(s->v, cap * sizeof *v);
+        tendo__pool_block **v = tendo__realloc(s->v, cap * sizeof *v);
         if (!v)
             return false;
         s->v = v;
@@ -149,7 +149,7 @@ static bool fits_well(const tendo__pool_block *b, size_t size)
 
 tendo__pool *tendo__pool_create(tendo_device d, const tendo__device_allocator *a, bool bypass)
 {
-    tendo__pool *p = calloc(1, sizeof *p);
+    tendo__pool *p = tendo__calloc(1, sizeof *p);
 
     if (!p)
         return NULL;
@@ -175,7 +175,7 @@ static tendo__pool_block *block_new(tendo__pool *p)
     tendo__pool_block *b = p->spare;
 
     if (!b)
-        return calloc(1, sizeof *b);
+        return tendo__calloc(1, sizeof *b);
     p->spare = b->next;
     memset(b, 0, sizeof *b);
     return b;
@@ -431,7 +431,7 @@ static bool defer_free(tendo__pool *p, tendo__pool_block *b)
 
     if (b->nuses == 0 || !p->dev.record_event)
         return false;
-    b->events = calloc((size_t)b->nuses, sizeof *b->events);
+    b->events = tendo__calloc((size_t)b->nuses, sizeof *b->events);
     if (!b->events)
         return false; /* cannot track: see below */
     for (int i = 0; i < b->nuses; i++) {
@@ -488,8 +488,8 @@ void tendo__pool_record_stream(tendo__pool *p, tendo__pool_block *b, uintptr_t s
             seen = seen || b->uses[i] == stream;
         if (!seen && b->nuses == b->cap_uses) {
             int cap = b->cap_uses ? 2 * b->cap_uses : 4;
-            uintptr_t *u = realloc(b->uses, (size_t)cap * sizeof *u);
-            void **e = u ? realloc(b->use_events, (size_t)cap * sizeof *e) : NULL;
+            uintptr_t *u = tendo__realloc(b->uses, (size_t)cap * sizeof *u);
+            void **e = u ? tendo__realloc(b->use_events, (size_t)cap * sizeof *e) : NULL;
             if (u)
                 b->uses = u;
             if (e) {

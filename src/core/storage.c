@@ -46,7 +46,7 @@ static void *host_alloc(void *ctx, size_t nbytes)
     void *p = NULL;
 
     (void)ctx;
-    if (nbytes > host_limit() || posix_memalign(&p, align, nbytes ? nbytes : 1) != 0)
+    if (!tendo__alloc_ok() || nbytes > host_limit() || posix_memalign(&p, align, nbytes ? nbytes : 1) != 0)
         return NULL;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (align == HUGE_PAGE)
@@ -71,7 +71,7 @@ const tendo__device_allocator *tendo__host_allocator(void)
  * nothing to give the bytes back to yet; NULL (TENDO_ERR_OOM) on failure. */
 static tendo__storage *header_new(const char *op, void *data, size_t nbytes, tendo_device d)
 {
-    tendo__storage *s = malloc(sizeof *s);
+    tendo__storage *s = tendo__malloc(sizeof *s);
 
     if (!s) {
         tendo__fail(TENDO_ERR_OOM, op, "out of memory allocating a storage header");

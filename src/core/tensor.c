@@ -15,7 +15,7 @@ bool tendo__check_tensor(const char *op, const char *arg, const tendo__tensor *t
 
 static tendo__tensor *header_new(const char *op)
 {
-    tendo__tensor *t = calloc(1, sizeof *t);
+    tendo__tensor *t = tendo__calloc(1, sizeof *t);
 
     if (!t)
         tendo__fail(TENDO_ERR_OOM, op, "out of memory allocating a tensor header");

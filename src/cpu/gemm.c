@@ -17,8 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu.h"
+#include "core/internal.h"
 #include "core/traits.h"
+#include "cpu/cpu.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define TENDO__GEMM_X86 1
@@ -312,7 +313,7 @@ static void scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc)
 static float *alloc_floats(int64_t n)
 {
     size_t bytes = (size_t)round_up(n * (int64_t)sizeof(float), ALIGN);
-    return aligned_alloc(ALIGN, bytes);
+    return tendo__alloc_ok() ? aligned_alloc(ALIGN, bytes) : NULL;
 }
 
 /* The Goto/BLIS loop nest over packed panels (see the file comment). */

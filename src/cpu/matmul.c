@@ -126,7 +126,7 @@ tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const t
     m = p.A.rows;
     n = p.B.cols;
     /* a dtype that is not float itself gets each batch's float result here */
-    if (!t->own_compute && m * n > 0 && !(c = malloc((size_t)(m * n) * sizeof *c))) {
+    if (!t->own_compute && m * n > 0 && !(c = tendo__malloc((size_t)(m * n) * sizeof *c))) {
         tendo__tensor_free(out);
         tendo__fail(TENDO_ERR_OOM, op, "out of memory for a %lldx%lld float result", (long long)m, (long long)n);
         return NULL;

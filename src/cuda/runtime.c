@@ -144,6 +144,8 @@ static void *dev_alloc(void *ctx, size_t nbytes)
 {
     void *p = NULL;
 
+    if (!tendo__alloc_ok())
+        return NULL;
     if (cudaSetDevice((int)(intptr_t)ctx) != cudaSuccess ||
         cudaMalloc(&p, nbytes ? nbytes : 1) != cudaSuccess) {
         (void)cudaGetLastError(); /* not sticky: clear it for the next check */
@@ -557,7 +559,7 @@ void *tendo__cuda_cublas(const char *op, int index)
     }
     h = pthread_getspecific(handles_key);
     if (!h) {
-        h = calloc(MAX_DEVICES, sizeof *h);
+        h = tendo__calloc(MAX_DEVICES, sizeof *h);
         if (!h || pthread_setspecific(handles_key, h) != 0) {
             free(h);
             tendo__fail(TENDO_ERR_OOM, op, "out of memory for cuBLAS handles");

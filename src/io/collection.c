@@ -5,6 +5,7 @@
  * queried in linear time.  Metadata is small: a pair of arrays.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,11 +52,11 @@ static bool grow(int64_t n, int64_t *cap, void **a, size_t sa, void **b, size_t 
 
     if (n < *cap)
         return true;
-    na = realloc(*a, (size_t)want * sa);
+    na = tendo__realloc(*a, (size_t)want * sa);
     if (!na)
         return false;
     *a = na;
-    nb = realloc(*b, (size_t)want * sb);
+    nb = tendo__realloc(*b, (size_t)want * sb);
     if (!nb)
         return false;
     *b = nb;
@@ -63,9 +64,18 @@ static bool grow(int64_t n, int64_t *cap, void **a, size_t sa, void **b, size_t 
     return true;
 }
 
+static pthread_once_t json_once = PTHREAD_ONCE_INIT;
+
+static void json_alloc_funcs(void) { json_set_alloc_funcs(tendo__malloc, free); }
+
+void tendo__json_setup(void) { pthread_once(&json_once, json_alloc_funcs); }
+
 tendo_collection *tendo_collection_new(void)
 {
-    tendo_collection *c = calloc(1, sizeof *c);
+    tendo_collection *c;
+
+    tendo__json_setup();
+    c = tendo__calloc(1, sizeof *c);
 
     if (c && !(c->index = json_object())) {
         free(c);
@@ -111,7 +121,7 @@ tendo_status tendo__collection_take(tendo_collection *c, const char *op, const c
     }
     if (!grow(c->count, &c->cap, (void **)&c->names, sizeof *c->names, (void **)&c->tensors,
               sizeof *c->tensors) ||
-        !(copy = strdup(name)) || !(at = json_integer(c->count))) {
+        !(copy = tendo__strdup(name)) || !(at = json_integer(c->count))) {
         free(copy);
         tendo__tensor_free(t);
         return tendo__fail(TENDO_ERR_OOM, op, "out of memory adding '%s'", name);
@@ -193,7 +203,7 @@ tendo_status tendo_collection_set_metadata(tendo_collection *c, const char *key,
         return TENDO_ERR_INVALID_ARG;
     if (!value)
         return tendo__fail(TENDO_ERR_INVALID_ARG, op, "value of '%s' is NULL", key);
-    v = strdup(value);
+    v = tendo__strdup(value);
     if (!v)
         return tendo__fail(TENDO_ERR_OOM, op, "out of memory");
     for (int64_t i = 0; i < c->meta_count; i++)
@@ -204,7 +214,7 @@ tendo_status tendo_collection_set_metadata(tendo_collection *c, const char *key,
         }
     if (!grow(c->meta_count, &c->meta_cap, (void **)&c->keys, sizeof *c->keys, (void **)&c->values,
               sizeof *c->values) ||
-        !(k = strdup(key))) {
+        !(k = tendo__strdup(key))) {
         free(v);
         return tendo__fail(TENDO_ERR_OOM, op, "out of memory");
     }

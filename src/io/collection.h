@@ -1,4 +1,4 @@
-/* src/collection.h - what loaders need of a collection beyond the public API. */
+/* src/io/collection.h - what loaders need of a collection beyond the public API. */
 #ifndef TENDO_SRC_COLLECTION_H
 #define TENDO_SRC_COLLECTION_H
 
@@ -8,5 +8,8 @@
 /* Appends t under name, taking ownership of the handle t (freed with c, or
  * at once on failure).  Errors are reported for op. */
 tendo_status tendo__collection_take(tendo_collection *c, const char *op, const char *name, tendo__tensor *t);
+/* Points jansson's allocations at the library's (once; before any json_*
+ * call of tendo), so that they too count for tendo_fault_inject_alloc. */
+void tendo__json_setup(void);
 
 #endif /* TENDO_SRC_COLLECTION_H */

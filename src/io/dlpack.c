@@ -196,7 +196,7 @@ static exported *export_new(const char *op, const tendo_tensor *t, bool versione
     /* the consumer may read on any stream: tendo's queued writes land first */
     if (c->storage->device.type == TENDO_CUDA && tendo_sync(c->storage->device) != TENDO_OK)
         return NULL;
-    x = calloc(1, sizeof *x);
+    x = tendo__calloc(1, sizeof *x);
     if (!x) {
         tendo__fail(TENDO_ERR_OOM, op, "out of memory allocating a DLPack tensor");
         return NULL;

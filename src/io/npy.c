@@ -132,7 +132,7 @@ static char *read_all(const char *op, const char *path, size_t *len)
     long n;
 
     if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-        !(buf = malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        !(buf = tendo__malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
         tendo__fail(TENDO_ERR_IO, op, "%s: cannot read the file", path);
         free(buf);
         if (f)
@@ -178,7 +178,7 @@ tendo_tensor *tendo_npy_load(const char *path)
         tendo__fail(TENDO_ERR_FORMAT, op, "%s: header length %zu runs past the end of the file", path, hlen);
         goto out;
     }
-    header = malloc(hlen + 1);
+    header = tendo__malloc(hlen + 1);
     if (!header) {
         tendo__fail(TENDO_ERR_OOM, op, "out of memory for the header of %s", path);
         goto out;

@@ -29,7 +29,7 @@ bool tendo__outfile_open(tendo__outfile *f, const char *op, const char *path)
     f->failed = false;
     f->written = f->flushed = 0;
     f->durable = tendo_get_durable_saves();
-    f->tmp = malloc(len);
+    f->tmp = tendo__malloc(len);
     if (!f->tmp) {
         tendo__fail(TENDO_ERR_OOM, op, "%s: out of memory", path);
         return false;

@@ -246,7 +246,7 @@ static bool parse_header(header *h, const char *text, size_t n, uint64_t data_le
         tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the header is not a JSON object", h->path);
         return false;
     }
-    h->entries = malloc((json_object_size(h->root) + 1) * sizeof *h->entries);
+    h->entries = tendo__malloc((json_object_size(h->root) + 1) * sizeof *h->entries);
     if (!h->entries) {
         tendo__fail(TENDO_ERR_OOM, load_op, "%s: out of memory reading the header", h->path);
         return false;
@@ -364,6 +364,7 @@ tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
     struct stat sb;
     int fd;
 
+    tendo__json_setup();
     if (!path) {
         tendo__fail(TENDO_ERR_INVALID_ARG, load_op, "path is NULL");
         return NULL;
@@ -394,7 +395,7 @@ tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
                     n < 2 ? "below 2" : n > MAX_HEADER ? "over the 100000000-byte limit" : "past the end of the file");
         goto out;
     }
-    text = malloc((size_t)n);
+    text = tendo__malloc((size_t)n);
     if (!text) {
         tendo__fail(TENDO_ERR_OOM, load_op, "%s: out of memory reading the header", path);
         goto out;
@@ -412,10 +413,15 @@ tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
     }
     if (size > 8 + n) {
         /* private: a write to a tensor copies that page, never reaching the file */
-        void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        void *p = MAP_FAILED;
 
+        if (!tendo__alloc_ok())
+            errno = ENOMEM;
+        else
+            p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
-            tendo__fail(TENDO_ERR_IO, load_op, "%s: mmap failed: %s", path, strerror(errno));
+            tendo__fail(errno == ENOMEM ? TENDO_ERR_OOM : TENDO_ERR_IO, load_op, "%s: mmap failed: %s", path,
+                        strerror(errno));
             goto out;
         }
         map = tendo__storage_wrap(load_op, p, (size_t)size, tendo_cpu(), unmap, NULL);
