@@ -262,6 +262,36 @@ out:
     return good;
 }
 
+/* A collection built and queried. */
+static bool seq_collection(void)
+{
+    tendo_collection *c = tendo_collection_new();
+    bool good = false;
+
+    if (!c || tendo_collection_add(c, "a", in_a) != TENDO_OK || tendo_collection_add(c, "b", in_b) != TENDO_OK ||
+        tendo_collection_add(c, "\xc3\xa7", in_a) != TENDO_OK ||
+        tendo_collection_set_metadata(c, "k", "v1") != TENDO_OK ||
+        tendo_collection_set_metadata(c, "k", "v2") != TENDO_OK ||
+        tendo_collection_set_metadata(c, "k2", "v") != TENDO_OK)
+        goto out;
+    for (int i = 0; i < 12; i++) { /* past the first growth of the arrays */
+        char name[16];
+
+        snprintf(name, sizeof name, "x%d", i);
+        if (tendo_collection_add(c, name, in_b) != TENDO_OK)
+            goto out;
+    }
+    if (tendo_collection_count(c) != 15 || !tendo_collection_get(c, "\xc3\xa7") ||
+        strcmp(tendo_collection_metadata(c, "k"), "v2") || !same_values(tendo_collection_get(c, "x11"), in_b)) {
+        wrong("collection: wrong contents");
+        goto out;
+    }
+    good = true;
+out:
+    tendo_collection_free(c);
+    return good;
+}
+
 static unsigned char *read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -380,6 +410,7 @@ static void part2(void)
 {
     static const seq seqs[] = {
         {"dlpack export and import", seq_dlpack, NULL},
+        {"collection add, get, metadata", seq_collection, NULL},
     };
     tendo_collection *c = tendo_collection_new();
     tensor_f32 *a = tensor_f32_rand(2, (const int64_t[]){3, 4}, 7, tendo_cpu());

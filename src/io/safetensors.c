@@ -87,33 +87,6 @@ static const char *format_of(tendo_dtype dt)
     return "";
 }
 
-/* Index of the first byte of s[0..n) that is not valid UTF-8, or n. */
-static size_t utf8_prefix(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-
-    while (i < n) {
-        unsigned c = s[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        uint32_t cp;
-
-        if (len == 0 || i + len > n)
-            return i;
-        cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return i;
-            cp = cp << 6 | (s[i + k] & 0x3f);
-        }
-        /* overlong forms, surrogates and code points past U+10FFFF */
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-            return i;
-        i += len;
-    }
-    return n;
-}
-
 /* A non-negative JSON integer as uint64; false otherwise. */
 static bool get_uint(const json_t *v, uint64_t *out)
 {
@@ -224,7 +197,7 @@ static bool parse_header(header *h, const char *text, size_t n, uint64_t data_le
     json_error_t jerr;
     const char *key;
     json_t *value;
-    size_t bad = utf8_prefix((const unsigned char *)text, n), k = 0;
+    size_t bad = tendo__utf8_prefix((const unsigned char *)text, n), k = 0;
     uint64_t at = 0;
 
     if (bad < n) {
