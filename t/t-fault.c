@@ -231,6 +231,25 @@ static bool same_values(const tendo_tensor *t, const tendo_tensor *want)
     return eq;
 }
 
+/* A tensor through a .npy file (one save: the file a failed run leaves
+ * must be the old one or the new one). */
+static bool seq_npy(void)
+{
+    tendo_tensor *t = NULL;
+    bool good = false;
+
+    if (tendo_npy_save(npy_path, in_b) != TENDO_OK || !(t = tendo_npy_load(npy_path)))
+        goto out;
+    if (!same_values(t, in_b)) {
+        wrong("npy: the loaded tensor differs");
+        goto out;
+    }
+    good = true;
+out:
+    tendo_tensor_free(t);
+    return good;
+}
+
 /* Export then import, versioned and legacy. */
 static bool seq_dlpack(void)
 {
@@ -409,6 +428,7 @@ static void sweep_seq(const seq *s)
 static void part2(void)
 {
     static const seq seqs[] = {
+        {"npy save and load", seq_npy, npy_path},
         {"dlpack export and import", seq_dlpack, NULL},
         {"collection add, get, metadata", seq_collection, NULL},
     };
