@@ -81,12 +81,15 @@ typedef struct {
 static void TAP_PRINTF(2, 3) fault(sweep *w, const char *fmt, ...)
 {
     va_list ap;
+    char msg[sizeof w->first];
 
-    if (w->bad++)
-        return;
     va_start(ap, fmt);
-    vsnprintf(w->first, sizeof w->first, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (getenv("T_FAULT_VERBOSE")) /* every fault, not just the first */
+        diag("%s", msg);
+    if (!w->bad++)
+        memcpy(w->first, msg, sizeof msg);
 }
 
 /* The error after a failed run under injection k: OOM, or a fault. */
@@ -229,6 +232,24 @@ static bool same_values(const tendo_tensor *t, const tendo_tensor *want)
 
     free(s.bytes);
     return eq;
+}
+
+/* A collection with metadata built and saved as safetensors. */
+static bool seq_safetensors(void)
+{
+    tendo_collection *c = tendo_collection_new();
+    bool good = false;
+
+    if (!c || tendo_collection_add(c, "w", in_a) != TENDO_OK ||
+        tendo_collection_add(c, "b\xc3\xa9", in_b) != TENDO_OK ||
+        tendo_collection_set_metadata(c, "format", "pt") != TENDO_OK ||
+        tendo_collection_set_metadata(c, "n\xc3\xb8te", "caf\xc3\xa9") != TENDO_OK ||
+        tendo_safetensors_save(st_path, c) != TENDO_OK)
+        goto out;
+    good = true;
+out:
+    tendo_collection_free(c);
+    return good;
 }
 
 /* A tensor through a .npy file (one save: the file a failed run leaves
@@ -428,6 +449,7 @@ static void sweep_seq(const seq *s)
 static void part2(void)
 {
     static const seq seqs[] = {
+        {"safetensors save", seq_safetensors, st_path},
         {"npy save and load", seq_npy, npy_path},
         {"dlpack export and import", seq_dlpack, NULL},
         {"collection add, get, metadata", seq_collection, NULL},

@@ -435,70 +435,142 @@ out:
     return c;
 }
 
+/* The header text being built: jansson is not used for it, because its
+ * json_dumps drops an object key whose allocation fails and still returns
+ * the rest, which a save would then write as a file that does not load. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} text_buf;
+
+static void put(text_buf *b, const char *p, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *s;
+
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        if (!(s = tendo__realloc(b->s, cap))) {
+            b->oom = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void put_str(text_buf *b, const char *s) { put(b, s, strlen(s)); }
+
+/* s as a JSON string, escaped as jansson's json_dumps escapes it (s is
+ * valid UTF-8, checked by the caller). */
+static void put_json_string(text_buf *b, const char *s)
+{
+    put(b, "\"", 1);
+    for (const char *run = s;; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[8];
+
+        if (c && c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put(b, run, (size_t)(s - run));
+        if (!c)
+            break;
+        switch (c) {
+        case '"': put_str(b, "\\\""); break;
+        case '\\': put_str(b, "\\\\"); break;
+        case '\b': put_str(b, "\\b"); break;
+        case '\f': put_str(b, "\\f"); break;
+        case '\n': put_str(b, "\\n"); break;
+        case '\r': put_str(b, "\\r"); break;
+        case '\t': put_str(b, "\\t"); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04X", c);
+            put_str(b, esc);
+        }
+        run = s + 1;
+    }
+    put(b, "\"", 1);
+}
+
+static void put_uint(text_buf *b, uint64_t v)
+{
+    char num[24];
+
+    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+    put_str(b, num);
+}
+
+static bool is_utf8(const char *s) { return tendo__utf8_prefix((const unsigned char *)s, strlen(s)) == strlen(s); }
+
 /* The header JSON for c's tensors (with their byte offsets) and metadata,
- * as a string the caller frees; NULL with the error set. */
+ * compact, keys in c's order (metadata first), as a string the caller
+ * frees; NULL with the error set. */
 static char *header_json(const char *op, const char *path, const tendo_collection *c)
 {
-    json_t *root = json_object(), *meta = NULL;
     int64_t count = tendo_collection_count(c), nmeta = tendo_collection_metadata_count(c);
+    text_buf b = {NULL, 0, 0, false};
     uint64_t at = 0;
-    char *text = NULL;
 
-    if (!root)
-        goto oom;
+    put(&b, "{", 1);
     if (nmeta > 0) {
-        if (!(meta = json_object()) || json_object_set_new(root, "__metadata__", meta) != 0)
-            goto oom;
+        put_str(&b, "\"__metadata__\":{");
         for (int64_t i = 0; i < nmeta; i++) {
-            const char *k = tendo_collection_metadata_key(c, i);
+            const char *k = tendo_collection_metadata_key(c, i), *v = tendo_collection_metadata(c, k);
 
-            if (json_object_set_new(meta, k, json_string(tendo_collection_metadata(c, k))) != 0) {
+            if (!is_utf8(k) || !is_utf8(v)) {
                 tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s: metadata '%s' is not valid UTF-8", path, k);
-                goto out;
+                goto fail;
             }
+            put_str(&b, i ? "," : "");
+            put_json_string(&b, k);
+            put(&b, ":", 1);
+            put_json_string(&b, v);
         }
+        put(&b, "}", 1);
     }
     for (int64_t i = 0; i < count; i++) {
         const tendo__tensor *t = (const tendo__tensor *)(const void *)tendo_collection_at(c, i);
         const char *name = tendo_collection_name(c, i);
         uint64_t nbytes = (uint64_t)t->numel * tendo_dtype_size(t->dtype);
-        json_t *info = json_object(), *shape = json_array();
 
-        if (!info || !shape) {
-            json_decref(info);
-            json_decref(shape);
-            goto oom;
-        }
-        for (int d = 0; d < t->ndim; d++)
-            json_array_append_new(shape, json_integer(t->shape[d]));
-        json_object_set_new(info, "dtype", json_string(format_of(t->dtype)));
-        json_object_set_new(info, "shape", shape);
-        json_object_set_new(info, "data_offsets",
-                            json_pack("[II]", (json_int_t)at, (json_int_t)(at + nbytes)));
-        at += nbytes;
-        if (json_object_size(info) != 3) {
-            json_decref(info);
-            goto oom;
-        }
         if (!strcmp(name, "__metadata__")) {
-            json_decref(info);
             tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s: a tensor cannot be called __metadata__", path);
-            goto out;
+            goto fail;
         }
-        if (json_object_set_new(root, name, info) != 0) {
+        if (!is_utf8(name)) {
             tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s: tensor name '%s' is not valid UTF-8", path, name);
-            goto out;
+            goto fail;
         }
+        put_str(&b, i || nmeta > 0 ? "," : "");
+        put_json_string(&b, name);
+        put_str(&b, ":{\"dtype\":");
+        put_json_string(&b, format_of(t->dtype));
+        put_str(&b, ",\"shape\":[");
+        for (int d = 0; d < t->ndim; d++) {
+            put_str(&b, d ? "," : "");
+            put_uint(&b, (uint64_t)t->shape[d]);
+        }
+        put_str(&b, "],\"data_offsets\":[");
+        put_uint(&b, at);
+        put(&b, ",", 1);
+        put_uint(&b, at + nbytes);
+        put_str(&b, "]}");
+        at += nbytes;
     }
-    text = json_dumps(root, JSON_COMPACT);
-    if (!text)
-        goto oom;
-    goto out;
-oom:
+    put(&b, "}", 1);
+    if (!b.oom)
+        return b.s;
     tendo__fail(TENDO_ERR_OOM, op, "%s: out of memory building the header", path);
-out:
-    json_decref(root);
-    return text;
+fail:
+    free(b.s);
+    return NULL;
 }
 
 tendo_status tendo_safetensors_save(const char *path, const tendo_collection *c)
