@@ -234,10 +234,11 @@ static bool same_values(const tendo_tensor *t, const tendo_tensor *want)
     return eq;
 }
 
-/* A collection with metadata built and saved as safetensors. */
+/* A collection saved as safetensors, loaded back, then computed with. */
 static bool seq_safetensors(void)
 {
-    tendo_collection *c = tendo_collection_new();
+    tendo_collection *c = tendo_collection_new(), *l = NULL;
+    tensor_f32 *w, *sum = NULL, *prod = NULL, *wt = NULL;
     bool good = false;
 
     if (!c || tendo_collection_add(c, "w", in_a) != TENDO_OK ||
@@ -246,8 +247,28 @@ static bool seq_safetensors(void)
         tendo_collection_set_metadata(c, "n\xc3\xb8te", "caf\xc3\xa9") != TENDO_OK ||
         tendo_safetensors_save(st_path, c) != TENDO_OK)
         goto out;
+    if (!(l = tendo_safetensors_load(st_path, tendo_cpu())))
+        goto out;
+    if (tendo_collection_count(l) != 2 || tendo_collection_metadata_count(l) != 2 ||
+        !tendo_collection_metadata(l, "n\xc3\xb8te") || strcmp(tendo_collection_metadata(l, "n\xc3\xb8te"), "caf\xc3\xa9")) {
+        wrong("safetensors: the loaded collection differs");
+        goto out;
+    }
+    if (!tendo_collection_get(l, "w") || !tendo_collection_get(l, "b\xc3\xa9"))
+        goto out;
+    if (!same_values(tendo_collection_get(l, "w"), in_a) || !same_values(tendo_collection_get(l, "b\xc3\xa9"), in_b)) {
+        wrong("safetensors: a loaded tensor differs");
+        goto out;
+    }
+    w = tendo_as_f32(tendo_collection_get(l, "w"));
+    if (!(sum = tensor_add(w, w)) || !(wt = tensor_transpose(w, 0, 1)) || !(prod = tensor_matmul(w, wt)))
+        goto out;
     good = true;
 out:
+    tensor_free(sum);
+    tensor_free(prod);
+    tensor_free(wt);
+    tendo_collection_free(l);
     tendo_collection_free(c);
     return good;
 }
@@ -449,7 +470,7 @@ static void sweep_seq(const seq *s)
 static void part2(void)
 {
     static const seq seqs[] = {
-        {"safetensors save", seq_safetensors, st_path},
+        {"safetensors save, load, compute", seq_safetensors, st_path},
         {"npy save and load", seq_npy, npy_path},
         {"dlpack export and import", seq_dlpack, NULL},
         {"collection add, get, metadata", seq_collection, NULL},

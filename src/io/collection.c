@@ -92,7 +92,29 @@ size_t tendo__utf8_prefix(const unsigned char *s, size_t n)
 
 static pthread_once_t json_once = PTHREAD_ONCE_INIT;
 
-static void json_alloc_funcs(void) { json_set_alloc_funcs(tendo__malloc, free); }
+/* Whether one of this thread's jansson allocations failed since the last
+ * tendo__json_oom() (jansson's parser reports some of those as syntax
+ * errors, and a failed one can make a later step quietly skip work). */
+static _Thread_local bool json_failed;
+
+static void *json_malloc(size_t n)
+{
+    void *p = tendo__malloc(n);
+
+    if (!p)
+        json_failed = true;
+    return p;
+}
+
+bool tendo__json_oom(void)
+{
+    bool failed = json_failed;
+
+    json_failed = false;
+    return failed;
+}
+
+static void json_alloc_funcs(void) { json_set_alloc_funcs(json_malloc, free); }
 
 void tendo__json_setup(void) { pthread_once(&json_once, json_alloc_funcs); }
 

@@ -18,5 +18,8 @@ size_t tendo__utf8_prefix(const unsigned char *s, size_t n);
 /* Points jansson's allocations at the library's (once; before any json_*
  * call of tendo), so that they too count for tendo_fault_inject_alloc. */
 void tendo__json_setup(void);
+/* Whether a jansson allocation of this thread failed since the last call
+ * (which clears it): a json_* failure with it set was out of memory. */
+bool tendo__json_oom(void);
 
 #endif /* TENDO_SRC_COLLECTION_H */

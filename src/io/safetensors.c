@@ -209,7 +209,16 @@ static bool parse_header(header *h, const char *text, size_t n, uint64_t data_le
         tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the header does not start with '{'", h->path);
         return false;
     }
+    tendo__json_oom();
     h->root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
+    /* jansson reports an allocation failing inside its lexer as a syntax
+     * error (an unexpected token): ask whether one failed instead */
+    if (tendo__json_oom()) {
+        json_decref(h->root);
+        h->root = NULL;
+        tendo__fail(TENDO_ERR_OOM, load_op, "%s: out of memory reading the header", h->path);
+        return false;
+    }
     if (!h->root) {
         tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the header is not valid JSON: %s (at byte %d)", h->path,
                     jerr.text, jerr.position);
@@ -403,7 +412,7 @@ tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
             goto out;
         }
     }
-    c = tendo_collection_new();
+    c = tendo__collection_new(load_op);
     if (!c)
         goto out;
     {
@@ -412,7 +421,7 @@ tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
 
         json_object_foreach(json_object_get(h.root, "__metadata__"), key, value)
         {
-            if (tendo_collection_set_metadata(c, key, json_string_value(value)) != TENDO_OK)
+            if (tendo__collection_set_metadata(c, load_op, key, json_string_value(value)) != TENDO_OK)
                 goto fail;
         }
     }
