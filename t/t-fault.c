@@ -92,14 +92,18 @@ static void TAP_PRINTF(2, 3) fault(sweep *w, const char *fmt, ...)
         memcpy(w->first, msg, sizeof msg);
 }
 
-/* The error after a failed run under injection k: OOM, or a fault. */
-static void want_oom(sweep *w, const char *what, int64_t k)
+/* The error after a failed run under injection k: OOM, reported for op
+ * (the call the program made, not one it makes inside), or a fault. */
+static void want_oom(sweep *w, const char *what, const char *op, int64_t k)
 {
     const tendo_error *e = tendo_last_error();
+    const char *msg = tendo_error_message(e);
 
     if (tendo_error_status(e) != TENDO_ERR_OOM)
         fault(w, "%s: allocation %lld failing gave %s (\"%s\"), not TENDO_ERR_OOM", what, (long long)k,
-              tendo_status_str(tendo_error_status(e)), tendo_error_message(e));
+              tendo_status_str(tendo_error_status(e)), msg);
+    else if (strncmp(msg, op, strlen(op)) || msg[strlen(op)] != ':')
+        fault(w, "%s: allocation %lld failing was reported as \"%s\", not for %s", what, (long long)k, msg, op);
 }
 
 /* ---- part 1: every per-dtype function ------------------------------------------- */
@@ -149,8 +153,8 @@ static bool run_one(const tf_fn *f, tf_ctx *x, int64_t k, sweep *w, int64_t *mad
         *made = tendo__alloc_count() - c0;
     if (!good && k == 0)
         fault(w, "%s: the clean call failed: %s", f->name, tendo_error_message(tendo_last_error()));
-    if (!good && k > 0)
-        want_oom(w, f->name, k);
+    if (!good && k > 0) /* tensor_f32_add reports as "add" */
+        want_oom(w, f->name, f->name + strlen("tensor__") + strlen(tendo_dtype_name(f->dtype)), k);
     drop_fresh(x);
     for (int i = 0; i < TF_NFIX; i++) {
         if ((!good || !tf_fixtures[i].mutable_) && !same(x->fix[i], &before[i]))
@@ -218,10 +222,16 @@ static void part1(void)
 static char dir[64], st_path[128], npy_path[128];
 static tendo_tensor *in_a, *in_b; /* f32 [3,4] and f16 [4], the sequences' inputs */
 
+/* The op of the call a sequence is making, which an error must name:
+ * CALL("npy_save", tendo_npy_save(...)). */
+static const char *calling = "";
+#define CALL(op, call) (calling = (op), (call))
+
 /* Fails the sequence as a wrong result (not out of memory): want_oom reports it. */
 static bool wrong(const char *what)
 {
-    tendo__fail(TENDO_ERR_FORMAT, "t-fault", "%s", what);
+    calling = "t-fault";
+    tendo__fail(TENDO_ERR_FORMAT, calling, "%s", what);
     return false;
 }
 
@@ -237,31 +247,35 @@ static bool same_values(const tendo_tensor *t, const tendo_tensor *want)
 /* A collection saved as safetensors, loaded back, then computed with. */
 static bool seq_safetensors(void)
 {
-    tendo_collection *c = tendo_collection_new(), *l = NULL;
+    tendo_collection *c = CALL("collection_new", tendo_collection_new()), *l = NULL;
     tensor_f32 *w, *sum = NULL, *prod = NULL, *wt = NULL;
+    tendo_tensor *lw, *lb;
+    const char *note;
     bool good = false;
 
-    if (!c || tendo_collection_add(c, "w", in_a) != TENDO_OK ||
-        tendo_collection_add(c, "b\xc3\xa9", in_b) != TENDO_OK ||
-        tendo_collection_set_metadata(c, "format", "pt") != TENDO_OK ||
-        tendo_collection_set_metadata(c, "n\xc3\xb8te", "caf\xc3\xa9") != TENDO_OK ||
-        tendo_safetensors_save(st_path, c) != TENDO_OK)
+    if (!c || CALL("collection_add", tendo_collection_add(c, "w", in_a)) != TENDO_OK ||
+        CALL("collection_add", tendo_collection_add(c, "b\xc3\xa9", in_b)) != TENDO_OK ||
+        CALL("collection_set_metadata", tendo_collection_set_metadata(c, "format", "pt")) != TENDO_OK ||
+        CALL("collection_set_metadata", tendo_collection_set_metadata(c, "n\xc3\xb8te", "caf\xc3\xa9")) != TENDO_OK ||
+        CALL("safetensors_save", tendo_safetensors_save(st_path, c)) != TENDO_OK)
         goto out;
-    if (!(l = tendo_safetensors_load(st_path, tendo_cpu())))
+    if (!(l = CALL("safetensors_load", tendo_safetensors_load(st_path, tendo_cpu()))))
         goto out;
-    if (tendo_collection_count(l) != 2 || tendo_collection_metadata_count(l) != 2 ||
-        !tendo_collection_metadata(l, "n\xc3\xb8te") || strcmp(tendo_collection_metadata(l, "n\xc3\xb8te"), "caf\xc3\xa9")) {
+    note = tendo_collection_metadata(l, "n\xc3\xb8te");
+    if (tendo_collection_count(l) != 2 || tendo_collection_metadata_count(l) != 2 || !note ||
+        strcmp(note, "caf\xc3\xa9")) {
         wrong("safetensors: the loaded collection differs");
         goto out;
     }
-    if (!tendo_collection_get(l, "w") || !tendo_collection_get(l, "b\xc3\xa9"))
-        goto out;
-    if (!same_values(tendo_collection_get(l, "w"), in_a) || !same_values(tendo_collection_get(l, "b\xc3\xa9"), in_b)) {
+    lw = tendo_collection_get(l, "w");
+    lb = tendo_collection_get(l, "b\xc3\xa9");
+    if (!lw || !lb || !same_values(lw, in_a) || !same_values(lb, in_b)) {
         wrong("safetensors: a loaded tensor differs");
         goto out;
     }
-    w = tendo_as_f32(tendo_collection_get(l, "w"));
-    if (!(sum = tensor_add(w, w)) || !(wt = tensor_transpose(w, 0, 1)) || !(prod = tensor_matmul(w, wt)))
+    w = tendo_as_f32(lw);
+    if (!(sum = CALL("add", tensor_add(w, w))) || !(wt = CALL("transpose", tensor_transpose(w, 0, 1))) ||
+        !(prod = CALL("matmul", tensor_matmul(w, wt))))
         goto out;
     good = true;
 out:
@@ -280,7 +294,8 @@ static bool seq_npy(void)
     tendo_tensor *t = NULL;
     bool good = false;
 
-    if (tendo_npy_save(npy_path, in_b) != TENDO_OK || !(t = tendo_npy_load(npy_path)))
+    if (CALL("npy_save", tendo_npy_save(npy_path, in_b)) != TENDO_OK ||
+        !(t = CALL("npy_load", tendo_npy_load(npy_path))))
         goto out;
     if (!same_values(t, in_b)) {
         wrong("npy: the loaded tensor differs");
@@ -295,20 +310,20 @@ out:
 /* Export then import, versioned and legacy. */
 static bool seq_dlpack(void)
 {
-    DLManagedTensorVersioned *v = tendo_to_dlpack_versioned(in_a);
+    DLManagedTensorVersioned *v = CALL("to_dlpack_versioned", tendo_to_dlpack_versioned(in_a));
     DLManagedTensor *m = NULL;
     tendo_tensor *t = NULL, *u = NULL;
     bool good = false;
 
     if (!v)
         goto out;
-    if (!(t = tendo_from_dlpack_versioned(v))) {
+    if (!(t = CALL("from_dlpack_versioned", tendo_from_dlpack_versioned(v)))) {
         v->deleter(v);
         goto out;
     }
-    if (!(m = tendo_to_dlpack(in_b)))
+    if (!(m = CALL("to_dlpack", tendo_to_dlpack(in_b))))
         goto out;
-    if (!(u = tendo_from_dlpack(m))) {
+    if (!(u = CALL("from_dlpack", tendo_from_dlpack(m)))) {
         m->deleter(m);
         goto out;
     }
@@ -326,20 +341,21 @@ out:
 /* A collection built and queried. */
 static bool seq_collection(void)
 {
-    tendo_collection *c = tendo_collection_new();
+    tendo_collection *c = CALL("collection_new", tendo_collection_new());
     bool good = false;
 
-    if (!c || tendo_collection_add(c, "a", in_a) != TENDO_OK || tendo_collection_add(c, "b", in_b) != TENDO_OK ||
-        tendo_collection_add(c, "\xc3\xa7", in_a) != TENDO_OK ||
-        tendo_collection_set_metadata(c, "k", "v1") != TENDO_OK ||
-        tendo_collection_set_metadata(c, "k", "v2") != TENDO_OK ||
-        tendo_collection_set_metadata(c, "k2", "v") != TENDO_OK)
+    if (!c || CALL("collection_add", tendo_collection_add(c, "a", in_a)) != TENDO_OK ||
+        CALL("collection_add", tendo_collection_add(c, "b", in_b)) != TENDO_OK ||
+        CALL("collection_add", tendo_collection_add(c, "\xc3\xa7", in_a)) != TENDO_OK ||
+        CALL("collection_set_metadata", tendo_collection_set_metadata(c, "k", "v1")) != TENDO_OK ||
+        CALL("collection_set_metadata", tendo_collection_set_metadata(c, "k", "v2")) != TENDO_OK ||
+        CALL("collection_set_metadata", tendo_collection_set_metadata(c, "k2", "v")) != TENDO_OK)
         goto out;
     for (int i = 0; i < 12; i++) { /* past the first growth of the arrays */
         char name[16];
 
         snprintf(name, sizeof name, "x%d", i);
-        if (tendo_collection_add(c, name, in_b) != TENDO_OK)
+        if (CALL("collection_add", tendo_collection_add(c, name, in_b)) != TENDO_OK)
             goto out;
     }
     if (tendo_collection_count(c) != 15 || !tendo_collection_get(c, "\xc3\xa7") ||
@@ -434,7 +450,7 @@ static void sweep_seq(const seq *s)
         good = s->run();
         tendo_fault_inject_alloc(0);
         if (!good)
-            want_oom(&w, s->name, k);
+            want_oom(&w, s->name, calling, k);
         p1 = pool_now();
         if (p0.bytes_in_use != p1.bytes_in_use || p0.blocks != p1.blocks)
             fault(&w, "%s: allocation %lld failing left the pool at %lld bytes in %lld blocks, was %lld in %lld",
@@ -491,7 +507,8 @@ static void part2(void)
     if (!c || !a || !old || !in_b)
         bail("setup failed");
     /* the good files a failed save must not replace */
-    if (tendo_collection_add(c, "old", tensor_erase(old)) != TENDO_OK || tendo_safetensors_save(st_path, c) != TENDO_OK ||
+    if (tendo_collection_add(c, "old", tensor_erase(old)) != TENDO_OK ||
+        tendo_safetensors_save(st_path, c) != TENDO_OK ||
         tendo_npy_save(npy_path, tensor_erase(old)) != TENDO_OK)
         bail("cannot write the old files: %s", tendo_error_message(tendo_last_error()));
     tendo_collection_free(c);
@@ -513,6 +530,7 @@ int main(void)
     tendo_set_durable_saves(false); /* thousands of saves: no need to wait for the disk */
     part1();
     part2();
-    diag("%lld injection points in all, %.1f s of CPU", (long long)total_points, (double)(clock() - t0) / CLOCKS_PER_SEC);
+    diag("%lld injection points in all, %.1f s of CPU", (long long)total_points,
+         (double)(clock() - t0) / CLOCKS_PER_SEC);
     return done_testing();
 }
