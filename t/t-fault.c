@@ -121,6 +121,20 @@ static void *make_fixture(tendo_dtype dt, int ndim, const int64_t *shape, uint64
     return t;
 }
 
+/* The same, but a non-contiguous view: a transpose (2-D) or every other
+ * element (1-D), so that the paths that copy strided inputs are swept. */
+static void *make_strided_fixture(tendo_dtype dt, int ndim, const int64_t *shape, uint64_t seed)
+{
+    const int64_t wide[2] = {ndim == 2 ? shape[1] : 2 * shape[0], ndim == 2 ? shape[0] : 0};
+    tendo__tensor *base = make_fixture(dt, ndim, wide, seed);
+    tendo__tensor *v = ndim == 2 ? tendo__transpose(base, 0, 1) : tendo__slice(base, 0, 0, wide[0], 2);
+
+    tendo__tensor_free(base);
+    if (!v || tendo__tensor_contiguous(v))
+        bail("cannot make a strided fixture");
+    return v;
+}
+
 static void new_fresh(tf_ctx *x, tendo_dtype dt)
 {
     x->fresh = make_fixture(dt, 2, (const int64_t[]){3, 4}, 99);
@@ -164,7 +178,7 @@ static bool run_one(const tf_fn *f, tf_ctx *x, int64_t k, sweep *w, int64_t *mad
     return good;
 }
 
-static void sweep_fn(const tf_fn *f, tf_ctx *x)
+static void sweep_fn(const tf_fn *f, tf_ctx *x, const char *label)
 {
     sweep w = {0, 0, ""};
     int64_t n = 0;
@@ -186,11 +200,13 @@ static void sweep_fn(const tf_fn *f, tf_ctx *x)
             fault(&w, "%s: the clean call after allocation %lld failing failed", f->name, (long long)k);
     }
     total_points += n;
-    if (!ok(w.bad == 0, "%s: %lld allocation failures", f->name, (long long)n))
+    if (!ok(w.bad == 0, "%s%s: %lld allocation failures", f->name, label, (long long)n))
         diag("%lld faults; the first: %s", (long long)w.bad, w.first);
 }
 
-static void part1(void)
+/* Every function of every dtype; strided: with non-contiguous inputs
+ * (the fixtures a call may write stay contiguous). */
+static void part1(bool strided)
 {
     tf_ctx x;
     tendo_dtype cur = (tendo_dtype)0;
@@ -206,15 +222,17 @@ static void part1(void)
             for (int j = 0; j < TF_NFIX; j++)
                 tendo_tensor_free(x.fix[j]);
             for (int j = 0; j < TF_NFIX; j++)
-                x.fix[j] = make_fixture(f->dtype, tf_fixtures[j].ndim, tf_fixtures[j].shape, (uint64_t)j + 1);
+                x.fix[j] = (strided && !tf_fixtures[j].mutable_ ? make_strided_fixture : make_fixture)(
+                    f->dtype, tf_fixtures[j].ndim, tf_fixtures[j].shape, (uint64_t)j + 1);
             cur = f->dtype;
         }
-        sweep_fn(f, &x);
+        sweep_fn(f, &x, strided ? " (strided inputs)" : "");
     }
     for (int j = 0; j < TF_NFIX; j++)
         tendo_tensor_free(x.fix[j]);
     fclose(x.file);
-    diag("part 1: %d calls, %lld injection points", TF_NFNS, (long long)total_points);
+    diag("part 1%s: %d calls, %lld injection points so far", strided ? " (strided inputs)" : "", TF_NFNS,
+         (long long)total_points);
 }
 
 /* ---- part 2: sequences a program makes ---------------------------------------------- */
@@ -528,7 +546,8 @@ int main(void)
 
     plan_lazy();
     tendo_set_durable_saves(false); /* thousands of saves: no need to wait for the disk */
-    part1();
+    part1(false);
+    part1(true);
     part2();
     diag("%lld injection points in all, %.1f s of CPU", (long long)total_points,
          (double)(clock() - t0) / CLOCKS_PER_SEC);
