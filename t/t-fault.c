@@ -102,7 +102,7 @@ static void want_oom(sweep *w, const char *what, const char *op, int64_t k)
     if (tendo_error_status(e) != TENDO_ERR_OOM)
         fault(w, "%s: allocation %lld failing gave %s (\"%s\"), not TENDO_ERR_OOM", what, (long long)k,
               tendo_status_str(tendo_error_status(e)), msg);
-    else if (strncmp(msg, op, strlen(op)) || msg[strlen(op)] != ':')
+    else if (strcmp(tendo_error_op(e), op))
         fault(w, "%s: allocation %lld failing was reported as \"%s\", not for %s", what, (long long)k, msg, op);
 }
 
@@ -387,6 +387,29 @@ out:
     return good;
 }
 
+/* The type-erased API: an alias, a conversion, a copy.  (The erased
+ * conversions report errors as the typed call they dispatch to.) */
+static bool seq_erased(void)
+{
+    tendo_tensor *al = NULL, *h = NULL, *d = NULL;
+    bool good = false;
+
+    if (!(al = CALL("tensor_alias", tendo_tensor_alias(in_b))) ||
+        !(h = CALL("to_bf16", tendo_tensor_to_dtype(al, TENDO_BF16))) ||
+        !(d = CALL("to", tendo_tensor_to_device(h, tendo_cpu()))))
+        goto out;
+    if (!same_values(al, in_b) || !same_values(d, h)) {
+        wrong("erased: wrong values");
+        goto out;
+    }
+    good = true;
+out:
+    tendo_tensor_free(al);
+    tendo_tensor_free(h);
+    tendo_tensor_free(d);
+    return good;
+}
+
 static unsigned char *read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -508,6 +531,7 @@ static void part2(void)
         {"npy save and load", seq_npy, npy_path},
         {"dlpack export and import", seq_dlpack, NULL},
         {"collection add, get, metadata", seq_collection, NULL},
+        {"erased alias, to_dtype, to_device", seq_erased, NULL},
     };
     tendo_collection *c = tendo_collection_new();
     tensor_f32 *a = tensor_f32_rand(2, (const int64_t[]){3, 4}, 7, tendo_cpu());
