@@ -410,6 +410,24 @@ out:
     return good;
 }
 
+/* Tensors too big for the pool's small segments, from an emptied cache:
+ * each needs a fresh segment, whose allocation is what fails. */
+static bool seq_pool(void)
+{
+    const int64_t n[1] = {600000}; /* 2.4 MB: a medium block */
+    tensor_f32 *a = NULL, *b = NULL;
+    bool good = false;
+
+    tendo_pool_empty_cache(tendo_cpu());
+    if (!(a = CALL("zeros", tensor_f32_zeros(1, n, tendo_cpu()))) || !(b = CALL("add", tensor_add(a, a))))
+        goto out;
+    good = true;
+out:
+    tensor_free(a);
+    tensor_free(b);
+    return good;
+}
+
 static unsigned char *read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -532,6 +550,7 @@ static void part2(void)
         {"dlpack export and import", seq_dlpack, NULL},
         {"collection add, get, metadata", seq_collection, NULL},
         {"erased alias, to_dtype, to_device", seq_erased, NULL},
+        {"pool segments", seq_pool, NULL},
     };
     tendo_collection *c = tendo_collection_new();
     tensor_f32 *a = tensor_f32_rand(2, (const int64_t[]){3, 4}, 7, tendo_cpu());
