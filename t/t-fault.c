@@ -6,16 +6,23 @@
  * once clean to count the N allocations it makes (tendo__alloc_count),
  * then N more times with allocation k = 1..N made to fail
  * (tendo_fault_inject_alloc).  Each of those runs must succeed (the library
- * may recover) or fail as TENDO_ERR_OOM, leave every input bit-identical
- * and the CPU pool's bytes and blocks in use as they were, and the next
- * clean call must succeed.  Leaks show under AddressSanitizer (CI).
+ * may recover) or fail as TENDO_ERR_OOM naming the call the program made
+ * (tendo_error_op), leave every input bit-identical and the CPU pool's
+ * bytes and blocks in use as they were, and the next clean call must
+ * succeed.  Leaks show under AddressSanitizer (CI runs the suite so, with
+ * TENDO_POOL=off, which also makes every tensor a fresh allocation).
  *
  * Part 1 sweeps every per-dtype function of every dtype through the thunks
  * of t/fault-table.h (generated from gen/api.toml and gen/ops.toml, so a
- * new function is swept without a list kept here).  Part 2 sweeps
- * sequences a program makes: safetensors save / load / compute, .npy save
- * and load, a DLPack round trip, a collection built and queried; a save
- * that fails must leave no file behind and an existing file as it was.
+ * new function is swept without a list kept here), once with contiguous
+ * inputs and once with strided views.  Part 2 sweeps sequences a program
+ * makes: safetensors save / load / compute, .npy save and load, a DLPack
+ * round trip, a collection built and queried, the erased API, the pool's
+ * segments; a save that fails must leave no stray file, and the target
+ * either as it was or wholly the new file.
+ *
+ * One TAP line per function or sequence; T_FAULT_VERBOSE=1 prints every
+ * fault found, not just the first of each.
  */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <dirent.h>
