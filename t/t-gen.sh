@@ -17,7 +17,7 @@ case "$top_srcdir" in /*) ;; *) top_srcdir=$(pwd)/$top_srcdir ;; esac
 gen="$top_srcdir/gen/tendo-gen"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-echo "1..15"
+echo "1..18"
 
 render() { # DIR DTYPES: renders every output for DTYPES under DIR
     outs=$("$PYTHON" "$gen" --srcdir "$top_srcdir" --dtypes "$2" --list) &&
@@ -79,6 +79,15 @@ refuses 11 "a misspelt tolerance" "tol: unknown field(s) absx"
 fresh; printf '[[binary]]\nname = "hypot2"\nexpr = "a * a + b * b"\n' >> "$tmp/src/gen/ops.toml"
 refuses 12 "an op without a reference" "binary #8 (hypot2): missing field 'ref'"
 
+# gen/api.toml's sample calls (t/fault-table.h): a function the fault
+# sweep could not call is refused, not left out of the sweep
+fresh; sed -i '0,/^sample = { b = "t43" }$/s//sample = { c = "t43" }/' "$tmp/src/gen/api.toml"
+refuses 13 "a sample naming no param" "(matmul): sample names c, not a param"
+fresh; sed -i '0,/^sample = { b = "t43" }$/s//sample = { b = "t99" }/' "$tmp/src/gen/api.toml"
+refuses 14 "a sample naming no fixture" "sample 't99' is none of"
+fresh; printf '[[fn]]\nname = "frob"\nret = "tensor"\nparams = ["ctensor t", "int flavour"]\ndoc = "d"\n' >> "$tmp/src/gen/api.toml"
+refuses 15 "a param the sweep cannot make a sample of" "(frob): param 'int flavour': no sample value for it"
+
 # #line: an error planted in a template is reported at the template's line.
 # The rendered ops_<dt>.c is compiled against the build tree's headers, for
 # the first dtype the build has.
@@ -93,14 +102,14 @@ syntax() { # renders and compiles $tmp/b/src/gen/ops_$dt.c, messages in $tmp/err
         "$tmp/b/src/gen/ops_$dt.c" >"$tmp/err" 2>&1
 }
 if [ -z "$dt" ] || [ ! -f "$top_builddir/config.h" ]; then
-    for i in 13 14 15; do echo "ok $i # SKIP no configured build tree at $top_builddir"; done
+    for i in 16 17 18; do echo "ok $i # SKIP no configured build tree at $top_builddir"; done
     exit 0
 fi
 fresh; rm -rf "$tmp/b"; mkdir "$tmp/b"
 if syntax; then
-    echo "ok 13 - the rendered src/gen/ops_$dt.c, #line directives and all, compiles"
+    echo "ok 16 - the rendered src/gen/ops_$dt.c, #line directives and all, compiles"
 else
-    echo "not ok 13 - the rendered src/gen/ops_$dt.c compiles"; sed 's/^/# /' "$tmp/err" | head -20
+    echo "not ok 16 - the rendered src/gen/ops_$dt.c compiles"; sed 's/^/# /' "$tmp/err" | head -20
 fi
 # the first line of the unary op loop's body: one error per unary op
 tmpl="$tmp/src/templates/ops.c.j2"
@@ -109,23 +118,23 @@ line=$((loop + 1))
 sed -i "${loop}a int planted_{{ op.name }}(void) { return planted_undeclared; }" "$tmpl"
 nunary=$(grep -c '^\[\[unary\]\]' "$tmp/src/gen/ops.toml")
 if [ -z "$loop" ]; then
-    echo "not ok 14 - found the unary op loop in templates/ops.c.j2"
-    echo "not ok 15 - found the unary op loop in templates/ops.c.j2"
+    echo "not ok 17 - found the unary op loop in templates/ops.c.j2"
+    echo "not ok 18 - found the unary op loop in templates/ops.c.j2"
 elif syntax; then
-    echo "not ok 14 - a planted error at templates/ops.c.j2:$line: compiled"
-    echo "not ok 15 - a planted error at templates/ops.c.j2:$line: compiled"
+    echo "not ok 17 - a planted error at templates/ops.c.j2:$line: compiled"
+    echo "not ok 18 - a planted error at templates/ops.c.j2:$line: compiled"
 else
     errors=$(grep -c 'error:' "$tmp/err")
     at=$(grep -c "^$tmpl:$line:[0-9]*: error: .*planted_undeclared" "$tmp/err")
     if grep 'error:' "$tmp/err" | head -1 | grep -q "^$tmpl:$line:"; then
-        echo "ok 14 - a planted error is reported at templates/ops.c.j2:$line, where it was planted"
+        echo "ok 17 - a planted error is reported at templates/ops.c.j2:$line, where it was planted"
     else
-        echo "not ok 14 - a planted error is reported at templates/ops.c.j2:$line"; sed 's/^/# /' "$tmp/err" | head -20
+        echo "not ok 17 - a planted error is reported at templates/ops.c.j2:$line"; sed 's/^/# /' "$tmp/err" | head -20
     fi
     if [ "$at" -eq "$nunary" ] && [ "$errors" -eq "$nunary" ]; then
-        echo "ok 15 - and so are its copies for the other $((nunary - 1)) unary ops"
+        echo "ok 18 - and so are its copies for the other $((nunary - 1)) unary ops"
     else
-        echo "not ok 15 - $nunary errors at templates/ops.c.j2:$line: $at there, $errors in all"
+        echo "not ok 18 - $nunary errors at templates/ops.c.j2:$line: $at there, $errors in all"
         grep 'error:' "$tmp/err" | sed 's/^/# /' | head -20
     fi
 fi

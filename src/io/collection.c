@@ -20,7 +20,6 @@ struct tendo_collection {
     char **keys, **values;
 };
 
-static tendo__tensor *core(tendo_tensor *t) { return (tendo__tensor *)(void *)t; }
 static tendo_tensor *erase(tendo__tensor *t) { return (tendo_tensor *)(void *)t; }
 
 static bool check_collection(const char *op, const tendo_collection *c)
@@ -64,13 +63,62 @@ static bool grow(int64_t n, int64_t *cap, void **a, size_t sa, void **b, size_t 
     return true;
 }
 
+/* Index of the first byte of s[0..n) that is not valid UTF-8, or n. */
+size_t tendo__utf8_prefix(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        uint32_t cp;
+
+        if (len == 0 || i + len > n)
+            return i;
+        cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return i;
+            cp = cp << 6 | (s[i + k] & 0x3f);
+        }
+        /* overlong forms, surrogates and code points past U+10FFFF */
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+            return i;
+        i += len;
+    }
+    return n;
+}
+
 static pthread_once_t json_once = PTHREAD_ONCE_INIT;
 
-static void json_alloc_funcs(void) { json_set_alloc_funcs(tendo__malloc, free); }
+/* Whether one of this thread's jansson allocations failed since the last
+ * tendo__json_oom() (jansson's parser reports some of those as syntax
+ * errors, and a failed one can make a later step quietly skip work). */
+static _Thread_local bool json_failed;
+
+static void *json_malloc(size_t n)
+{
+    void *p = tendo__malloc(n);
+
+    if (!p)
+        json_failed = true;
+    return p;
+}
+
+bool tendo__json_oom(void)
+{
+    bool failed = json_failed;
+
+    json_failed = false;
+    return failed;
+}
+
+static void json_alloc_funcs(void) { json_set_alloc_funcs(json_malloc, free); }
 
 void tendo__json_setup(void) { pthread_once(&json_once, json_alloc_funcs); }
 
-tendo_collection *tendo_collection_new(void)
+tendo_collection *tendo__collection_new(const char *op)
 {
     tendo_collection *c;
 
@@ -82,9 +130,11 @@ tendo_collection *tendo_collection_new(void)
         c = NULL;
     }
     if (!c)
-        tendo__fail(TENDO_ERR_OOM, "collection_new", "out of memory");
+        tendo__fail(TENDO_ERR_OOM, op, "out of memory for a collection");
     return c;
 }
+
+tendo_collection *tendo_collection_new(void) { return tendo__collection_new("collection_new"); }
 
 void tendo_collection_free(tendo_collection *c)
 {
@@ -115,6 +165,10 @@ tendo_status tendo__collection_take(tendo_collection *c, const char *op, const c
         tendo__tensor_free(t);
         return TENDO_ERR_INVALID_ARG;
     }
+    if (tendo__utf8_prefix((const unsigned char *)name, strlen(name)) < strlen(name)) {
+        tendo__tensor_free(t);
+        return tendo__fail(TENDO_ERR_INVALID_ARG, op, "name '%s' is not valid UTF-8", name);
+    }
     if (json_object_get(c->index, name)) {
         tendo__tensor_free(t);
         return tendo__fail(TENDO_ERR_INVALID_ARG, op, "the collection already has a tensor named '%s'", name);
@@ -126,10 +180,11 @@ tendo_status tendo__collection_take(tendo_collection *c, const char *op, const c
         tendo__tensor_free(t);
         return tendo__fail(TENDO_ERR_OOM, op, "out of memory adding '%s'", name);
     }
+    /* name is valid UTF-8: only running out of memory fails here */
     if (json_object_set_new(c->index, name, at) != 0) { /* at is freed on failure too */
         free(copy);
         tendo__tensor_free(t);
-        return tendo__fail(TENDO_ERR_INVALID_ARG, op, "name '%s' is not valid UTF-8", name);
+        return tendo__fail(TENDO_ERR_OOM, op, "out of memory adding '%s'", name);
     }
     c->names[c->count] = copy;
     c->tensors[c->count] = t;
@@ -140,17 +195,18 @@ tendo_status tendo__collection_take(tendo_collection *c, const char *op, const c
 tendo_status tendo_collection_add(tendo_collection *c, const char *name, const tendo_tensor *t)
 {
     static const char op[] = "collection_add";
-    tendo_tensor *alias;
+    const tendo__tensor *src = (const tendo__tensor *)(const void *)t;
+    tendo__tensor *alias;
 
-    if (!check_collection(op, c) || !check_string(op, "name", name) ||
-        !tendo__check_tensor(op, "t", (const tendo__tensor *)(const void *)t))
+    if (!check_collection(op, c) || !check_string(op, "name", name) || !tendo__check_tensor(op, "t", src))
         return TENDO_ERR_INVALID_ARG;
     if (json_object_get(c->index, name))
         return tendo__fail(TENDO_ERR_INVALID_ARG, op, "the collection already has a tensor named '%s'", name);
-    alias = tendo_tensor_alias(t);
+    /* a new handle on t's storage, its failure reported as this op's */
+    alias = tendo__tensor_view(op, src, src->ndim, src->shape, src->stride, src->offset);
     if (!alias)
         return tendo_error_status(tendo_last_error());
-    return tendo__collection_take(c, op, name, core(alias));
+    return tendo__collection_take(c, op, name, alias);
 }
 
 int64_t tendo_collection_count(const tendo_collection *c)
@@ -194,9 +250,9 @@ tendo_tensor *tendo_collection_get(const tendo_collection *c, const char *name)
     return erase(c->tensors[json_integer_value(at)]);
 }
 
-tendo_status tendo_collection_set_metadata(tendo_collection *c, const char *key, const char *value)
+tendo_status tendo__collection_set_metadata(tendo_collection *c, const char *op, const char *key,
+                                            const char *value)
 {
-    static const char op[] = "collection_set_metadata";
     char *k = NULL, *v;
 
     if (!check_collection(op, c) || !check_string(op, "key", key))
@@ -222,6 +278,11 @@ tendo_status tendo_collection_set_metadata(tendo_collection *c, const char *key,
     c->values[c->meta_count] = v;
     c->meta_count++;
     return TENDO_OK;
+}
+
+tendo_status tendo_collection_set_metadata(tendo_collection *c, const char *key, const char *value)
+{
+    return tendo__collection_set_metadata(c, "collection_set_metadata", key, value);
 }
 
 int64_t tendo_collection_metadata_count(const tendo_collection *c)

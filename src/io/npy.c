@@ -124,16 +124,20 @@ static void swap_bytes(char *p, int64_t n, size_t size)
         }
 }
 
-/* The whole file in a malloc'd buffer, or NULL with TENDO_ERR_IO set. */
+/* The whole file in a malloc'd buffer, or NULL with TENDO_ERR_IO (or
+ * TENDO_ERR_OOM) set. */
 static char *read_all(const char *op, const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     char *buf = NULL;
-    long n;
+    long n = -1;
 
     if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
         !(buf = tendo__malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        tendo__fail(TENDO_ERR_IO, op, "%s: cannot read the file", path);
+        if (n >= 0 && !buf)
+            tendo__fail(TENDO_ERR_OOM, op, "%s: out of memory for the file's %ld bytes", path, n);
+        else
+            tendo__fail(TENDO_ERR_IO, op, "%s: cannot read the file", path);
         free(buf);
         if (f)
             fclose(f);

@@ -87,33 +87,6 @@ static const char *format_of(tendo_dtype dt)
     return "";
 }
 
-/* Index of the first byte of s[0..n) that is not valid UTF-8, or n. */
-static size_t utf8_prefix(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-
-    while (i < n) {
-        unsigned c = s[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        uint32_t cp;
-
-        if (len == 0 || i + len > n)
-            return i;
-        cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return i;
-            cp = cp << 6 | (s[i + k] & 0x3f);
-        }
-        /* overlong forms, surrogates and code points past U+10FFFF */
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-            return i;
-        i += len;
-    }
-    return n;
-}
-
 /* A non-negative JSON integer as uint64; false otherwise. */
 static bool get_uint(const json_t *v, uint64_t *out)
 {
@@ -224,7 +197,7 @@ static bool parse_header(header *h, const char *text, size_t n, uint64_t data_le
     json_error_t jerr;
     const char *key;
     json_t *value;
-    size_t bad = utf8_prefix((const unsigned char *)text, n), k = 0;
+    size_t bad = tendo__utf8_prefix((const unsigned char *)text, n), k = 0;
     uint64_t at = 0;
 
     if (bad < n) {
@@ -236,7 +209,16 @@ static bool parse_header(header *h, const char *text, size_t n, uint64_t data_le
         tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the header does not start with '{'", h->path);
         return false;
     }
+    tendo__json_oom();
     h->root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &jerr);
+    /* jansson reports an allocation failing inside its lexer as a syntax
+     * error (an unexpected token): ask whether one failed instead */
+    if (tendo__json_oom()) {
+        json_decref(h->root);
+        h->root = NULL;
+        tendo__fail(TENDO_ERR_OOM, load_op, "%s: out of memory reading the header", h->path);
+        return false;
+    }
     if (!h->root) {
         tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: the header is not valid JSON: %s (at byte %d)", h->path,
                     jerr.text, jerr.position);
@@ -430,7 +412,7 @@ tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
             goto out;
         }
     }
-    c = tendo_collection_new();
+    c = tendo__collection_new(load_op);
     if (!c)
         goto out;
     {
@@ -439,7 +421,7 @@ tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
 
         json_object_foreach(json_object_get(h.root, "__metadata__"), key, value)
         {
-            if (tendo_collection_set_metadata(c, key, json_string_value(value)) != TENDO_OK)
+            if (tendo__collection_set_metadata(c, load_op, key, json_string_value(value)) != TENDO_OK)
                 goto fail;
         }
     }
@@ -462,70 +444,142 @@ out:
     return c;
 }
 
+/* The header text being built: jansson is not used for it, because its
+ * json_dumps drops an object key whose allocation fails and still returns
+ * the rest, which a save would then write as a file that does not load. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} text_buf;
+
+static void put(text_buf *b, const char *p, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *s;
+
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        if (!(s = tendo__realloc(b->s, cap))) {
+            b->oom = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void put_str(text_buf *b, const char *s) { put(b, s, strlen(s)); }
+
+/* s as a JSON string, escaped as jansson's json_dumps escapes it (s is
+ * valid UTF-8, checked by the caller). */
+static void put_json_string(text_buf *b, const char *s)
+{
+    put(b, "\"", 1);
+    for (const char *run = s;; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[8];
+
+        if (c && c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put(b, run, (size_t)(s - run));
+        if (!c)
+            break;
+        switch (c) {
+        case '"': put_str(b, "\\\""); break;
+        case '\\': put_str(b, "\\\\"); break;
+        case '\b': put_str(b, "\\b"); break;
+        case '\f': put_str(b, "\\f"); break;
+        case '\n': put_str(b, "\\n"); break;
+        case '\r': put_str(b, "\\r"); break;
+        case '\t': put_str(b, "\\t"); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04X", c);
+            put_str(b, esc);
+        }
+        run = s + 1;
+    }
+    put(b, "\"", 1);
+}
+
+static void put_uint(text_buf *b, uint64_t v)
+{
+    char num[24];
+
+    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+    put_str(b, num);
+}
+
+static bool is_utf8(const char *s) { return tendo__utf8_prefix((const unsigned char *)s, strlen(s)) == strlen(s); }
+
 /* The header JSON for c's tensors (with their byte offsets) and metadata,
- * as a string the caller frees; NULL with the error set. */
+ * compact, keys in c's order (metadata first), as a string the caller
+ * frees; NULL with the error set. */
 static char *header_json(const char *op, const char *path, const tendo_collection *c)
 {
-    json_t *root = json_object(), *meta = NULL;
     int64_t count = tendo_collection_count(c), nmeta = tendo_collection_metadata_count(c);
+    text_buf b = {NULL, 0, 0, false};
     uint64_t at = 0;
-    char *text = NULL;
 
-    if (!root)
-        goto oom;
+    put(&b, "{", 1);
     if (nmeta > 0) {
-        if (!(meta = json_object()) || json_object_set_new(root, "__metadata__", meta) != 0)
-            goto oom;
+        put_str(&b, "\"__metadata__\":{");
         for (int64_t i = 0; i < nmeta; i++) {
-            const char *k = tendo_collection_metadata_key(c, i);
+            const char *k = tendo_collection_metadata_key(c, i), *v = tendo_collection_metadata(c, k);
 
-            if (json_object_set_new(meta, k, json_string(tendo_collection_metadata(c, k))) != 0) {
+            if (!is_utf8(k) || !is_utf8(v)) {
                 tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s: metadata '%s' is not valid UTF-8", path, k);
-                goto out;
+                goto fail;
             }
+            put_str(&b, i ? "," : "");
+            put_json_string(&b, k);
+            put(&b, ":", 1);
+            put_json_string(&b, v);
         }
+        put(&b, "}", 1);
     }
     for (int64_t i = 0; i < count; i++) {
         const tendo__tensor *t = (const tendo__tensor *)(const void *)tendo_collection_at(c, i);
         const char *name = tendo_collection_name(c, i);
         uint64_t nbytes = (uint64_t)t->numel * tendo_dtype_size(t->dtype);
-        json_t *info = json_object(), *shape = json_array();
 
-        if (!info || !shape) {
-            json_decref(info);
-            json_decref(shape);
-            goto oom;
-        }
-        for (int d = 0; d < t->ndim; d++)
-            json_array_append_new(shape, json_integer(t->shape[d]));
-        json_object_set_new(info, "dtype", json_string(format_of(t->dtype)));
-        json_object_set_new(info, "shape", shape);
-        json_object_set_new(info, "data_offsets",
-                            json_pack("[II]", (json_int_t)at, (json_int_t)(at + nbytes)));
-        at += nbytes;
-        if (json_object_size(info) != 3) {
-            json_decref(info);
-            goto oom;
-        }
         if (!strcmp(name, "__metadata__")) {
-            json_decref(info);
             tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s: a tensor cannot be called __metadata__", path);
-            goto out;
+            goto fail;
         }
-        if (json_object_set_new(root, name, info) != 0) {
+        if (!is_utf8(name)) {
             tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s: tensor name '%s' is not valid UTF-8", path, name);
-            goto out;
+            goto fail;
         }
+        put_str(&b, i || nmeta > 0 ? "," : "");
+        put_json_string(&b, name);
+        put_str(&b, ":{\"dtype\":");
+        put_json_string(&b, format_of(t->dtype));
+        put_str(&b, ",\"shape\":[");
+        for (int d = 0; d < t->ndim; d++) {
+            put_str(&b, d ? "," : "");
+            put_uint(&b, (uint64_t)t->shape[d]);
+        }
+        put_str(&b, "],\"data_offsets\":[");
+        put_uint(&b, at);
+        put(&b, ",", 1);
+        put_uint(&b, at + nbytes);
+        put_str(&b, "]}");
+        at += nbytes;
     }
-    text = json_dumps(root, JSON_COMPACT);
-    if (!text)
-        goto oom;
-    goto out;
-oom:
+    put(&b, "}", 1);
+    if (!b.oom)
+        return b.s;
     tendo__fail(TENDO_ERR_OOM, op, "%s: out of memory building the header", path);
-out:
-    json_decref(root);
-    return text;
+fail:
+    free(b.s);
+    return NULL;
 }
 
 tendo_status tendo_safetensors_save(const char *path, const tendo_collection *c)
