@@ -78,7 +78,9 @@ TENDO_API const char *tendo_collection_metadata(const tendo_collection *c, const
  * the mapping, never the file).  A tensor whose offset is not a multiple of
  * its element size is copied instead.  On a GPU device each tensor is
  * copied there.  NULL on failure: TENDO_ERR_IO (unreadable), TENDO_ERR_FORMAT
- * (not valid safetensors: the file name and the fault),
+ * (not valid safetensors: the file name and the fault; also a tensor with
+ * an empty name or an empty __metadata__ key, which the reference
+ * implementation accepts but a collection cannot hold),
  * TENDO_ERR_UNSUPPORTED (a valid dtype this build lacks, such as F64, named),
  * TENDO_ERR_DEVICE. */
 TENDO_API tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev);
