@@ -1,5 +1,7 @@
 /* t/fuzz/fuzz-util.c - the helpers of t/fuzz/fuzz.h. */
+#define _GNU_SOURCE /* memfd_create */
 #include <dirent.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,8 +42,19 @@ const char *fuzz_tmpdir(void)
 const char *fuzz_write_file(const char *name, const uint8_t *data, size_t size)
 {
     static char path[8192];
+    static int fd = -2;
     FILE *f;
 
+#ifdef MFD_CLOEXEC
+    /* a file in memory, named by /proc: several times faster than a disk's */
+    if (fd == -2)
+        fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd >= 0 && ftruncate(fd, 0) == 0 && pwrite(fd, data, size, 0) == (ssize_t)size) {
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        return path;
+    }
+#endif
+    fd = -1;
     snprintf(path, sizeof path, "%s/%s", fuzz_tmpdir(), name);
     f = fopen(path, "wb");
     fuzz_check(f != NULL, "cannot write %s", path);

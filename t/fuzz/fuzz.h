@@ -32,8 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* A private temporary directory, made once per process and removed at
  * exit (with what is in it, one level); aborts when it cannot be made. */
 const char *fuzz_tmpdir(void);
-/* Writes data to the file name in fuzz_tmpdir() (replacing it); returns
- * its path (static). */
+/* Writes data to a file called name (one name per process), replacing
+ * what it held: a memfd where there is one (faster), named by its
+ * /proc/self/fd path, else a file in fuzz_tmpdir().  Returns its path
+ * (static). */
 const char *fuzz_write_file(const char *name, const uint8_t *data, size_t size);
 /* Reads every element of the CPU tensor t by its strides and returns a
  * checksum; checks that shape, strides and numel agree with each other. */
