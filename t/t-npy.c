@@ -131,6 +131,9 @@ static void test_malformed(void)
         {"short.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }", 24},
         {"long.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", 24},
         {"huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", 24},
+        {"hugeempty.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904, 4), }", 0},
+        {"pastint64.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (22222222222222222222, 1, 3), }", 24},
+        {"hugebytes.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (9223372036854775807, 1), }", 24},
     };
     FILE *f;
     char *full;
@@ -139,9 +142,11 @@ static void test_malformed(void)
 
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         write_npy(cases[i].name, 1, cases[i].dict, v, cases[i].n);
+        /* a fault of the file: TENDO_ERR_FORMAT naming it (io.h), sizes never negative */
         ok(tendo_npy_load(path_of(cases[i].name)) == NULL &&
-               (tendo_error_status(tendo_last_error()) == TENDO_ERR_FORMAT ||
-                tendo_error_status(tendo_last_error()) == TENDO_ERR_SHAPE),
+               tendo_error_status(tendo_last_error()) == TENDO_ERR_FORMAT &&
+               strstr(tendo_error_message(tendo_last_error()), path_of(cases[i].name)) &&
+               !strstr(tendo_error_message(tendo_last_error()), "needs -"),
            "%s is refused: %s", cases[i].name, tendo_error_message(tendo_last_error()));
     }
     /* a valid file truncated at every byte */

@@ -161,6 +161,14 @@ bad_file "a truncated safetensors file" "$tmp/short.safetensors"
 bad_file "a safetensors header length past the end" "$tmp/huge-header"
 sed 's/"F16"/"Q99"/' "$tmp/m.safetensors" >"$tmp/dtype.safetensors"
 bad_file "a safetensors dtype tendo lacks" "$tmp/dtype.safetensors"
+# a name with a terminal escape sequence reaches stderr escaped, as in the table
+json2='{"\u001b[2Jwiped":{"dtype":"Q99","shape":[1],"data_offsets":[0,4]}}'
+while [ $((${#json2} % 8)) -ne 0 ]; do json2="$json2 "; done
+{ printf "\\$(printf %03o ${#json2})\\000\\000\\000\\000\\000\\000\\000"; printf '%s' "$json2"
+  printf '\000\000\000\000'; } >"$tmp/escape.safetensors"
+bad_file "a tensor name with an escape sequence" "$tmp/escape.safetensors"
+check "escape sequence: escaped on stderr" has '\\x1b\[2Jwiped' "$tmp/err"
+check "escape sequence: no raw ESC on stderr" sh -c "tr -d '\\033' <'$tmp/err' | cmp -s - '$tmp/err'"
 cp "$tmp/a.npy" "$tmp/locked.npy"; chmod 000 "$tmp/locked.npy"
 if [ -r "$tmp/locked.npy" ]; then skip "an unreadable file (running as root)"
 else bad_file "an unreadable file" "$tmp/locked.npy"; fi

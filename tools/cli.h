@@ -31,6 +31,10 @@ enum { TOOL_OK = 0, TOOL_FAILED = 1, TOOL_USAGE = 2 };
 
 /* ---- commands (each returns its exit status) -------------------------- */
 
+/* The whole program: `tendo ARGS...` with argv[0] the program's name;
+ * returns the exit status.  main (tools/main.c) only calls it. */
+int tendo_cli_main(int argc, char **argv);
+
 int tool_inspect(int argc, char **argv);
 void tool_inspect_help(FILE *out);
 int tool_convert(int argc, char **argv);
@@ -68,6 +72,16 @@ bool tool_args_option(tool_args *a, const char *const *names, int *status);
 int tool_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Prints the formatted line and a newline to stderr with its control
+ * characters (bytes below 0x20, 0x7f, and U+0080..U+009F) escaped as
+ * "\\xNN": tensor names and metadata come from files, and an escape
+ * sequence in one must not reach the terminal. */
+void tool_error_line(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
 #endif
     ;
 

@@ -83,13 +83,57 @@ bool tool_args_option(tool_args *a, const char *const *names, int *status)
     return true;
 }
 
+/* Writes s to stderr with control characters escaped (see tool_error_line). */
+static void put_escaped(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            fprintf(stderr, "\\x%02x", *p);
+        } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* C1 controls, CSI among them */
+            fprintf(stderr, "\\xc2\\x%02x", p[1]);
+            p++;
+        } else {
+            fputc(*p, stderr);
+        }
+    }
+}
+
+/* The message of fmt and ap, escaped, to stderr (no newline). */
+static void put_message(const char *fmt, va_list ap)
+{
+    char small[512], *buf = small;
+    va_list again;
+    int n;
+
+    va_copy(again, ap);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (buf = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(buf, (size_t)n + 1, fmt, again);
+    va_end(again);
+    if (n < 0)
+        small[0] = '\0';
+    put_escaped(buf ? buf : small); /* cut short when out of memory */
+    if (buf != small)
+        free(buf);
+}
+
+void tool_error_line(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    put_message(fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
 int tool_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
 
     fprintf(stderr, "tendo %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    put_message(fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nTry 'tendo help %s'.\n", cmd);
     return TOOL_USAGE;
@@ -180,7 +224,7 @@ const char *tool_error_reason(const char *path)
 
 int tool_fail(const char *cmd, const char *what)
 {
-    fprintf(stderr, "tendo %s: %s: %s\n", cmd, what, tool_error_reason(what));
+    tool_error_line("tendo %s: %s: %s", cmd, what, tool_error_reason(what));
     return TOOL_FAILED;
 }
 
@@ -221,7 +265,7 @@ const char *tool_format_name(tool_format fmt) { return fmt == TOOL_NPY ? "npy" :
 static bool load_failed(tool_file *f, const char *cmd, const char *why)
 {
     snprintf(f->error, sizeof f->error, "%s", why);
-    fprintf(stderr, "tendo %s: %s: %s\n", cmd, f->path, why);
+    tool_error_line("tendo %s: %s: %s", cmd, f->path, why);
     return false;
 }
 

@@ -408,7 +408,7 @@ static bool inspect_one(const char *path, bool json, bool with_stats, bool first
     rows = calloc(n ? (size_t)n : 1, sizeof *rows);
     if (!rows) {
         snprintf(f.error, sizeof f.error, "out of memory");
-        fprintf(stderr, "tendo inspect: %s: %s\n", path, f.error);
+        tool_error_line("tendo inspect: %s: %s", path, f.error);
         goto out;
     }
     for (int64_t i = 0; i < n; i++) {
@@ -421,7 +421,7 @@ static bool inspect_one(const char *path, bool json, bool with_stats, bool first
         r->bytes = tendo_tensor_numel(t) * (int64_t)tendo_dtype_size(r->dtype);
         r->has_stats = with_stats;
         if (with_stats && !tensor_stats(t, path, &r->s, f.error, sizeof f.error)) {
-            fprintf(stderr, "tendo inspect: %s: %s\n", path, f.error);
+            tool_error_line("tendo inspect: %s: %s", path, f.error);
             goto out;
         }
     }

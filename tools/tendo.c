@@ -259,7 +259,7 @@ static int demo(int argc, char **argv)
 
 static bool is_help(const char *s) { return !strcmp(s, "-h") || !strcmp(s, "--help"); }
 
-int main(int argc, char **argv)
+int tendo_cli_main(int argc, char **argv)
 {
     const struct command *c;
 
@@ -279,7 +279,7 @@ int main(int argc, char **argv)
         if (argc > 3)
             return tool_usage_error("help", "one COMMAND at most");
         if (!(c = find_command(argv[2]))) {
-            fprintf(stderr, "tendo help: unknown command '%s'\n", argv[2]);
+            tool_error_line("tendo help: unknown command '%s'", argv[2]);
             usage(stderr);
             return TOOL_USAGE;
         }
@@ -287,7 +287,8 @@ int main(int argc, char **argv)
         return tool_finish_stdout("help", TOOL_OK);
     }
     if (!(c = find_command(argv[1]))) {
-        fprintf(stderr, argv[1][0] == '-' ? "tendo: unknown option '%s'\n" : "tendo: unknown command '%s'\n", argv[1]);
+        tool_error_line(argv[1][0] == '-' ? "tendo: unknown option '%s'" : "tendo: unknown command '%s'",
+                        argv[1]);
         usage(stderr);
         return TOOL_USAGE;
     }

@@ -24,7 +24,8 @@ TENDO_API bool tendo_get_durable_saves(void);
  * a new CPU tensor of the matching dtype; the caller frees it with
  * tendo_tensor_free (or tendo_as_<dt> and tensor_free).  NULL on failure:
  * TENDO_ERR_IO (unreadable), TENDO_ERR_FORMAT (not a valid .npy, naming the
- * file and the fault), TENDO_ERR_UNSUPPORTED (a dtype tendo lacks, named). */
+ * file and the fault, among them a shape entry or an element count past
+ * 2^63-1), TENDO_ERR_UNSUPPORTED (a dtype tendo lacks, named). */
 TENDO_API tendo_tensor *tendo_npy_load(const char *path);
 /* Writes t (any strides, row-major order) as a format 1.0 .npy file,
  * little-endian, C order, through a temporary file renamed into place.
@@ -77,7 +78,9 @@ TENDO_API const char *tendo_collection_metadata(const tendo_collection *c, const
  * the mapping, never the file).  A tensor whose offset is not a multiple of
  * its element size is copied instead.  On a GPU device each tensor is
  * copied there.  NULL on failure: TENDO_ERR_IO (unreadable), TENDO_ERR_FORMAT
- * (not valid safetensors: the file name and the fault),
+ * (not valid safetensors: the file name and the fault; also a tensor with
+ * an empty name or an empty __metadata__ key, which the reference
+ * implementation accepts but a collection cannot hold),
  * TENDO_ERR_UNSUPPORTED (a valid dtype this build lacks, such as F64, named),
  * TENDO_ERR_DEVICE. */
 TENDO_API tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev);

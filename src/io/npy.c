@@ -7,6 +7,7 @@
  * spaces and ended by '\n', so that the data starts at a multiple of 64.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,14 +102,32 @@ static bool parse_header(const char *path, const char *h, tendo_dtype *dt, bool 
             p++;
         if (*p == ')')
             break;
+        errno = 0;
         v = strtoll(p, &end, 10);
         if (end == p || v < 0 || *ndim == TENDO_MAX_DIMS) {
             tendo__fail(TENDO_ERR_FORMAT, op, "%s: bad shape in the header (sizes >= 0, at most %d dims)", path,
                         TENDO_MAX_DIMS);
             return false;
         }
+        /* strtoll reads a size past int64 as INT64_MAX: refuse it, not clamp it */
+        if (errno == ERANGE) {
+            tendo__fail(TENDO_ERR_FORMAT, op, "%s: shape entry %d of the header is past 2^63-1", path, *ndim);
+            return false;
+        }
         shape[(*ndim)++] = v;
         p = end;
+    }
+    /* the element count must fit in int64 (empty dims counted as 1, as
+     * tendo__check_shape counts them): a fault of the file, not the caller */
+    {
+        int64_t dense = 1;
+
+        for (int d = 0; d < *ndim; d++)
+            if (__builtin_mul_overflow(dense, shape[d] ? shape[d] : 1, &dense)) {
+                tendo__fail(TENDO_ERR_FORMAT, op, "%s: shape %s in the header has more than 2^63-1 elements",
+                            path, tendo__shape_str(*ndim, shape).s);
+                return false;
+            }
     }
     return true;
 }
@@ -194,8 +213,9 @@ tendo_tensor *tendo_npy_load(const char *path)
         goto out;
     elsize = tendo_dtype_size(dt);
     if ((uint64_t)numel > (len - hstart - hlen) / elsize || (size_t)numel * elsize != len - hstart - hlen) {
-        tendo__fail(TENDO_ERR_FORMAT, op, "%s: shape %s of %s needs %lld data bytes, the file has %zu", path,
-                    tendo__shape_str(ndim, shape).s, tendo_dtype_name(dt), (long long)numel * (long long)elsize,
+        /* numel * elsize may overflow: say it in elements */
+        tendo__fail(TENDO_ERR_FORMAT, op,
+                    "%s: shape %s of %s needs %lld elements of %zu bytes, the file has %zu data bytes", path, tendo__shape_str(ndim, shape).s, tendo_dtype_name(dt), (long long)numel, elsize,
                     len - hstart - hlen);
         goto out;
     }

@@ -247,6 +247,10 @@ static bool parse_header(header *h, const char *text, size_t n, uint64_t data_le
             }
             json_object_foreach(value, mk, mv)
             {
+                if (!*mk) { /* a collection has no empty keys (io.h) */
+                    tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: __metadata__ has an empty key", h->path);
+                    return false;
+                }
                 if (!json_is_string(mv)) {
                     tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: __metadata__ value of '%s' is not a string",
                                 h->path, mk);
@@ -254,6 +258,10 @@ static bool parse_header(header *h, const char *text, size_t n, uint64_t data_le
                 }
             }
             continue;
+        }
+        if (!*key) { /* a collection has no empty names (io.h) */
+            tendo__fail(TENDO_ERR_FORMAT, load_op, "%s: a tensor has an empty name", h->path);
+            return false;
         }
         if (!parse_entry(h, key, value, &h->entries[k]))
             return false;
