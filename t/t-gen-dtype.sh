@@ -23,18 +23,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 progs="t/t-ops t/t-reduce t/t-nn"
 echo "1..4"
 
-# the sources a build needs, by name, with their times (see t-gen-ops.sh)
-(cd "$top_srcdir" &&
-    find configure configure.ac Makefile.am Makefile.in aclocal.m4 config.h.in tendo.pc.in build-aux \
-        -type f -print &&
-    find gen include kernels m4 src t templates tools bench \( -name .deps -o -name .libs -o -path src/gen \) -prune \
-        -o -type f \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' -o -name '*.j2' -o -name '*.toml' \
-        -o -name '*.sh' -o -name '*.py' -o -name '*.m4' -o -name tendo-gen \) -print) >"$tmp/files" || exit 1
-while IFS= read -r f; do
-    mkdir -p "$src/$(dirname "$f")" && cp -p "$top_srcdir/$f" "$src/$f" || exit 1
-done <"$tmp/files"
-rm -f "$src/include/tendo.h" "$src/include/tendo/dtype.h" "$src"/include/tendo/tensor_*.h \
-    "$src/t/each-dtype.h" "$src/t/ops-table.h"
+. "$top_srcdir/t/scratch-tree.sh"
+scratch_tree "$src" "$tmp" || exit 1
 
 # the one entry: f16's, renamed
 { echo; echo "[[dtype]]"; sed -n '/^name = "f16"/,/^numpy/p' "$src/gen/dtypes.toml" |
