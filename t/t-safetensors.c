@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -521,6 +522,84 @@ static void test_save_errors(void)
 /* t-safetensors-py.sh's half: py.safetensors holds f32 [2,3,4] = arange/2 - 3,
  * f16 [10] = arange, bf16 [7] = arange, scalar f32 [] = 3.5, empty f16
  * [0,5], and metadata {"framework": "test", "note": "ünïcode"}. */
+/* A collection of one f32 tensor of n values from seed. */
+static tendo_collection *one_tensor(int64_t n, uint64_t seed)
+{
+    tendo_collection *c = tendo_collection_new();
+    tensor_f32 *t = tensor_f32_randn(TENDO_SHAPE(n), seed, tendo_cpu());
+    tendo_tensor *e = tensor_erase(t);
+
+    if (!c || !e || tendo_collection_add(c, "w", e) != TENDO_OK)
+        bail("making a collection: %s", msg());
+    tendo_tensor_free(e);
+    return c;
+}
+
+/* The copying load, and what a save does to links, modes and leftovers. */
+static void test_files(void)
+{
+    tendo_collection *c = one_tensor(4096, 11), *c2 = one_tensor(4096, 12), *back, *copy;
+    const char *real = path_of("real.safetensors"), *link = path_of("link.safetensors");
+    char stale[300], live[300];
+    struct stat st;
+    pid_t child;
+
+    /* load_copy: the same tensors, and the file can go away under them */
+    ok(tendo_safetensors_save(real, c) == TENDO_OK, "save a file to load twice");
+    back = tendo_safetensors_load(real, tendo_cpu());
+    copy = tendo_safetensors_load_copy(real, tendo_cpu());
+    ok(back && copy && same_tensor(tendo_collection_get(back, "w"), tendo_collection_get(copy, "w")) &&
+           mappings_of(real) == 1,
+       "load_copy gives the tensors load gives, with no mapping of its own");
+    tendo_collection_free(back);
+    ok(truncate(real, 8) == 0 && copy && same_tensor(tendo_collection_at(c, 0), tendo_collection_get(copy, "w")),
+       "after the file is truncated, the copied tensors still read their values");
+    tendo_collection_free(copy);
+    copy = tendo_safetensors_load_copy(real, tendo_cpu());
+    ok(!copy && status() == TENDO_ERR_FORMAT && !strcmp(tendo_error_op(tendo_last_error()), "safetensors_load_copy"),
+       "load_copy of the truncated file: TENDO_ERR_FORMAT for safetensors_load_copy (%s)", msg());
+
+    /* a save through a symbolic link replaces the file it names, keeping its mode */
+    ok(tendo_safetensors_save(real, c) == TENDO_OK && chmod(real, 0600) == 0 && symlink("real.safetensors", link) == 0,
+       "a 0600 file, and a symbolic link to it");
+    ok(tendo_safetensors_save(link, c2) == TENDO_OK, "save through the link");
+    back = tendo_safetensors_load(real, tendo_cpu());
+    ok(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the link is still a link");
+    ok(back && same_tensor(tendo_collection_at(c2, 0), tendo_collection_get(back, "w")),
+       "the file it names holds what was saved");
+    if (stat(real, &st) != 0)
+        st.st_mode = 0;
+    ok((st.st_mode & 07777) == 0600, "and is still mode 0600 (%o)", (unsigned)(st.st_mode & 07777));
+    tendo_collection_free(back);
+    ok(unlink(real) == 0 && tendo_safetensors_save(link, c) != TENDO_OK && status() == TENDO_ERR_IO &&
+           access(real, F_OK) != 0,
+       "a save through a dangling link: TENDO_ERR_IO, nothing written (%s)", msg());
+
+    /* leftovers of a killed save: a dead process's are removed, a live one's kept */
+    child = fork();
+    if (child == 0)
+        _exit(0);
+    if (child < 0 || waitpid(child, NULL, 0) != child)
+        bail("fork failed");
+    snprintf(stale, sizeof stale, "%s.tmp-%ld-7", path_of("x.safetensors"), (long)child);
+    snprintf(live, sizeof live, "%s.tmp-%ld-7", path_of("x.safetensors"), (long)getppid());
+    write_bytes("x.safetensors.tmp-1-x", "junk", 4); /* not of the pattern: kept */
+    {
+        FILE *f1 = fopen(stale, "w"), *f2 = fopen(live, "w");
+        if (!f1 || !f2)
+            bail("cannot write leftovers");
+        fclose(f1);
+        fclose(f2);
+    }
+    ok(tendo_safetensors_save(path_of("x.safetensors"), c) == TENDO_OK, "save beside leftovers of earlier saves");
+    ok(access(stale, F_OK) != 0, "the leftover of a process that is gone was removed");
+    ok(access(live, F_OK) == 0 && access(path_of("x.safetensors.tmp-1-x"), F_OK) == 0,
+       "a live process's, and a name not of the pattern, were kept");
+    unlink(live);
+    tendo_collection_free(c);
+    tendo_collection_free(c2);
+}
+
 static int check_python(const char *d)
 {
     char in[512], out[512], resaved[512];
@@ -592,6 +671,7 @@ int main(int argc, char **argv)
     test_unaligned();
     test_malformed();
     test_save_errors();
+    test_files();
     {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -84,6 +84,13 @@ TENDO_API const char *tendo_collection_metadata(const tendo_collection *c, const
  * TENDO_ERR_UNSUPPORTED (a valid dtype this build lacks, such as F64, named),
  * TENDO_ERR_DEVICE. */
 TENDO_API tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev);
+/* A file truncated or rewritten by another process while views of its
+ * mapping live is read as the mapping is then: on Linux a touch past the
+ * new end of the file kills the process with SIGBUS.  For files that may
+ * change underneath, this loads the same collection from a copy: the whole
+ * file is read once into memory of the library's own, and nothing refers
+ * to the file afterwards.  Errors as tendo_safetensors_load. */
+TENDO_API tendo_collection *tendo_safetensors_load_copy(const char *path, tendo_device dev);
 /* Writes c's tensors (any device, any strides) in c's order, and its
  * metadata, in the reference layout: header length (8 bytes, little-endian),
  * the JSON header padded with spaces to a multiple of 8, then the data.

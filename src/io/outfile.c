@@ -1,4 +1,4 @@
-/* src/outfile.c - all-or-nothing file writes (see outfile.h).
+/* src/io/outfile.c - all-or-nothing file writes (see outfile.h).
  *
  * The fsync before the rename is what makes the rename safe across a
  * system crash, and it would cost a second pass at disk speed at the end.
@@ -8,20 +8,88 @@
  * leaves the final fsync almost nothing to do.
  */
 #define _GNU_SOURCE /* sync_file_range */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/outfile.h"
 #include "tendo/io.h"
 
+/* The file a save to path replaces, in new memory: path itself, or the
+ * file that the symbolic link at path names.  NULL with the error set. */
+static char *target_of(const char *op, const char *path)
+{
+    char buf[PATH_MAX];
+    struct stat st;
+    char *t;
+
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) {
+        t = tendo__strdup(path);
+    } else if (!realpath(path, buf)) {
+        tendo__fail(TENDO_ERR_IO, op, "%s: cannot follow the symbolic link: %s", path, strerror(errno));
+        return NULL;
+    } else {
+        t = tendo__strdup(buf);
+    }
+    if (!t)
+        tendo__fail(TENDO_ERR_OOM, op, "%s: out of memory", path);
+    return t;
+}
+
+/* Removes TARGET.tmp-PID-N files beside target whose process PID is gone:
+ * what a save killed midway left (ours and live processes' are kept). */
+static void remove_stale(const char *target)
+{
+    const char *slash = strrchr(target, '/');
+    const char *base = slash ? slash + 1 : target;
+    size_t dlen = slash ? (size_t)(slash - target) : 0, blen = strlen(base);
+    char dir[PATH_MAX], stale[PATH_MAX];
+    DIR *d;
+    struct dirent *e;
+
+    if (!slash) {
+        strcpy(dir, ".");
+    } else {
+        dlen = dlen ? dlen : 1; /* the target is in / */
+        if (dlen + 1 > sizeof dir)
+            return;
+        memcpy(dir, target, dlen);
+        dir[dlen] = '\0';
+    }
+    if (!(d = opendir(dir)))
+        return;
+    while ((e = readdir(d))) {
+        const char *p = e->d_name;
+        char *end;
+        long pid;
+
+        if (strncmp(p, base, blen) != 0 || strncmp(p + blen, ".tmp-", 5) != 0)
+            continue;
+        pid = strtol(p + blen + 5, &end, 10);
+        if (end == p + blen + 5 || *end != '-' || pid <= 0 || pid == (long)getpid())
+            continue;
+        for (end++; *end >= '0' && *end <= '9'; end++)
+            ;
+        if (*end || end[-1] == '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        if ((size_t)snprintf(stale, sizeof stale, "%s/%s", dir, p) < sizeof stale)
+            (void)unlink(stale);
+    }
+    closedir(d);
+}
+
 bool tendo__outfile_open(tendo__outfile *f, const char *op, const char *path)
 {
     static atomic_uint serial;
-    size_t len = strlen(path) + 48;
+    struct stat st;
+    size_t len;
 
     f->op = op;
     f->path = path;
@@ -29,27 +97,38 @@ bool tendo__outfile_open(tendo__outfile *f, const char *op, const char *path)
     f->failed = false;
     f->written = f->flushed = 0;
     f->durable = tendo_get_durable_saves();
+    f->tmp = NULL;
+    if (!(f->target = target_of(op, path)))
+        return false;
+    len = strlen(f->target) + 48;
     f->tmp = tendo__malloc(len);
     if (!f->tmp) {
         tendo__fail(TENDO_ERR_OOM, op, "%s: out of memory", path);
-        return false;
+        goto fail;
     }
+    remove_stale(f->target);
     /* O_EXCL with a name no other process or thread is using; a stale
      * leftover of the same name (a crash of a process with our pid) is
      * stepped over. */
     for (int tries = 0; tries < 100; tries++) {
-        snprintf(f->tmp, len, "%s.tmp-%ld-%u", path, (long)getpid(), atomic_fetch_add(&serial, 1));
+        snprintf(f->tmp, len, "%s.tmp-%ld-%u", f->target, (long)getpid(), atomic_fetch_add(&serial, 1));
         f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (f->fd >= 0 || errno != EEXIST)
             break;
     }
     if (f->fd < 0) {
         tendo__fail(TENDO_ERR_IO, op, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-        free(f->tmp);
-        f->tmp = NULL;
-        return false;
+        goto fail;
     }
+    /* a replaced file keeps its permissions (a 0600 file stays 0600) */
+    if (stat(f->target, &st) == 0 && S_ISREG(st.st_mode))
+        (void)fchmod(f->fd, st.st_mode & 07777);
     return true;
+fail:
+    free(f->tmp);
+    free(f->target);
+    f->tmp = f->target = NULL;
+    return false;
 }
 
 static atomic_bool durable = true;
@@ -113,7 +192,7 @@ tendo_status tendo__outfile_commit(tendo__outfile *f)
     } else if (!f->failed) {
         f->fd = -1;
     }
-    if (!f->failed && rename(f->tmp, f->path) != 0) {
+    if (!f->failed && rename(f->tmp, f->target) != 0) {
         tendo__fail(TENDO_ERR_IO, f->op, "%s: cannot rename the temporary file into place: %s", f->path,
                     strerror(errno));
         f->failed = true;
@@ -125,7 +204,8 @@ tendo_status tendo__outfile_commit(tendo__outfile *f)
         return st;
     }
     free(f->tmp);
-    f->tmp = NULL;
+    free(f->target);
+    f->tmp = f->target = NULL;
     return TENDO_OK;
 }
 
@@ -137,5 +217,6 @@ void tendo__outfile_abort(tendo__outfile *f)
     if (f->tmp)
         unlink(f->tmp);
     free(f->tmp);
-    f->tmp = NULL;
+    free(f->target);
+    f->tmp = f->target = NULL;
 }

@@ -1,8 +1,14 @@
-/* src/outfile.h - files written whole or not at all: data goes to a
+/* src/io/outfile.h - files written whole or not at all: data goes to a
  * temporary file beside the target, which is flushed to disk (unless
  * durable saves are off) and renamed over the target only when every write
- * succeeded.  A crash, a full disk or
- * an error leaves the old file (or none) under the real name. */
+ * succeeded.  A crash, a full disk or an error leaves the old file (or
+ * none) under the real name.
+ *
+ * A path that is a symbolic link is followed: the file it names is
+ * replaced and the link stays, as cp and most editors do.  A replaced file
+ * keeps its permission bits.  The temporary file is TARGET.tmp-PID-N; one
+ * left behind by a process that was killed is removed by the next save to
+ * the same target (once its process is gone). */
 #ifndef TENDO_SRC_OUTFILE_H
 #define TENDO_SRC_OUTFILE_H
 
@@ -13,7 +19,8 @@
 #include "core/internal.h"
 
 typedef struct {
-    const char *op, *path; /* for messages; path is the target */
+    const char *op, *path; /* for messages: the path the caller gave */
+    char *target;          /* the file replaced: path, or the file a link at path names */
     char *tmp;             /* the temporary file's name */
     int fd;
     bool failed;           /* a write failed: the error is set */
@@ -21,7 +28,8 @@ typedef struct {
     off_t written, flushed; /* bytes written; bytes handed to the disk */
 } tendo__outfile;
 
-/* Creates the temporary file (mode 0666 less the umask, like fopen);
+/* Creates the temporary file (the target's permission bits when it
+ * exists; else mode 0666 less the umask, like fopen);
  * false with TENDO_ERR_IO / TENDO_ERR_OOM set for op otherwise. */
 bool tendo__outfile_open(tendo__outfile *f, const char *op, const char *path);
 /* Appends n bytes; false (and the file marked failed) on error.  After a

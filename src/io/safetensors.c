@@ -61,7 +61,9 @@ typedef struct {
     size_t n;
 } header;
 
-static const char load_op[] = "safetensors_load";
+/* The op the loading helpers report errors for: the public function this
+ * thread called (safetensors_load or safetensors_load_copy). */
+static _Thread_local const char *load_op = "safetensors_load";
 
 /* The tendo dtype called name in safetensors, or false. */
 static bool tendo_dtype_of(const char *name, tendo_dtype *dt)
@@ -343,7 +345,8 @@ static tendo__tensor *tensor_of(const entry *e, tendo__storage *map, uint64_t ba
     return moved;
 }
 
-tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
+/* tendo_safetensors_load (copy: tendo_safetensors_load_copy). */
+static tendo_collection *load(const char *path, tendo_device dev, bool copy)
 {
     header h = {path, NULL, NULL, 0};
     tendo_collection *c = NULL;
@@ -354,6 +357,7 @@ tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
     struct stat sb;
     int fd;
 
+    load_op = copy ? "safetensors_load_copy" : "safetensors_load";
     tendo__json_setup();
     if (!path) {
         tendo__fail(TENDO_ERR_INVALID_ARG, load_op, "path is NULL");
@@ -401,7 +405,13 @@ tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev)
             goto out;
         }
     }
-    if (size > 8 + n) {
+    if (size > 8 + n && copy) {
+        /* the whole file read once into memory of its own: nothing refers
+         * to the file after this, whatever happens to it */
+        map = tendo__storage_new(load_op, (size_t)size, tendo_cpu());
+        if (!map || !read_at(fd, path, map->data, (size_t)size, 0))
+            goto out;
+    } else if (size > 8 + n) {
         /* private: a write to a tensor copies that page, never reaching the file */
         void *p = MAP_FAILED;
 
@@ -451,6 +461,10 @@ out:
     close(fd);
     return c;
 }
+
+tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev) { return load(path, dev, false); }
+
+tendo_collection *tendo_safetensors_load_copy(const char *path, tendo_device dev) { return load(path, dev, true); }
 
 /* The header text being built: jansson is not used for it, because its
  * json_dumps drops an object key whose allocation fails and still returns
