@@ -419,9 +419,11 @@ static tendo_collection *load(const char *path, tendo_device dev, bool copy)
             errno = ENOMEM;
         else
             p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            tendo__fail(errno == ENOMEM ? TENDO_ERR_OOM : TENDO_ERR_IO, load_op, "%s: mmap failed: %s", path,
-                        strerror(errno));
+        if (p == MAP_FAILED && errno == ENOMEM) {
+            tendo__fail(TENDO_ERR_OOM, load_op, "%s: out of memory mapping the file", path);
+            goto out;
+        } else if (p == MAP_FAILED) {
+            tendo__fail(TENDO_ERR_IO, load_op, "%s: mmap failed: %s", path, strerror(errno));
             goto out;
         }
         map = tendo__storage_wrap(load_op, p, (size_t)size, tendo_cpu(), unmap, NULL);
