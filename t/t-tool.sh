@@ -64,6 +64,9 @@ check "info lists f32, f16 and bf16 with their sizes" \
 if grep -q '^  cuda:0' "$tmp/out"; then ncuda=1; else ncuda=0; fi
 if [ $ncuda -eq 0 ]; then check "info says when there is no CUDA device" has "no CUDA devices available" "$tmp/out"
 else ok "info lists the CUDA devices"; fi
+check "info says what the CPU kernels use" has "^cpu kernels: [a-z0-9 ]" "$tmp/out"
+export TENDO_CPU=portable; t info; unset TENDO_CPU
+check "TENDO_CPU=portable: info says the kernels run portable C" has "^cpu kernels: portable (TENDO_CPU=portable)" "$tmp/out"
 
 for args in "--help" "-h" "help" "help info" "help inspect" "help convert" "help demo" \
     "info --help" "inspect --help" "convert --help" "demo -h" "inspect a --help"; do

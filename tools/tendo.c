@@ -129,6 +129,7 @@ static int info(int argc, char **argv)
     printf("blas:        %s\n", blas);
     printf("openmp:      %s, %d thread%s for CPU ops\n", openmp, tendo_get_num_threads(),
            tendo_get_num_threads() == 1 ? "" : "s");
+    printf("cpu kernels: %s\n", tendo_cpu_features());
     printf("max dims:    %d\n", TENDO_MAX_DIMS);
     printf("dtypes:\n");
 #define PRINT_DTYPE(name, NAME, ct, npy, st, code, bits)                                         \

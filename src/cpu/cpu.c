@@ -1,7 +1,16 @@
-/* src/cpu.c - CPU feature detection for the runtime dispatch (cpu.h). */
+/* src/cpu/cpu.c - CPU feature detection for the runtime dispatch (cpu.h).
+ *
+ * TENDO_CPU in the environment caps what the dispatch may use, so that one
+ * machine can test every path: "portable" (plain C everywhere) or "avx2"
+ * (AVX2, FMA and F16C at most).  Read once, at the first question. */
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cpu/cpu.h"
+#include "tendo/core.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #include <cpuid.h>
@@ -42,13 +51,51 @@ static unsigned detect(void) { return 0; }
 #define KNOWN 0x80000000u
 static atomic_uint features;
 
-bool tendo__cpu_has(unsigned mask)
+/* The features TENDO_CPU allows (all of them when it is unset or unknown). */
+static unsigned allowed(void)
+{
+    const char *level = getenv("TENDO_CPU");
+
+    if (level && !strcmp(level, "portable"))
+        return 0;
+    if (level && !strcmp(level, "avx2"))
+        return TENDO__CPU_AVX2 | TENDO__CPU_FMA | TENDO__CPU_F16C;
+    return ~KNOWN;
+}
+
+/* The features the dispatch uses, detected (and capped) on first use. */
+static unsigned used(void)
 {
     unsigned f = atomic_load_explicit(&features, memory_order_relaxed);
 
     if (!(f & KNOWN)) {
-        f = detect() | KNOWN;
+        f = (detect() & allowed()) | KNOWN;
         atomic_store_explicit(&features, f, memory_order_relaxed);
     }
-    return (f & mask) == mask;
+    return f;
+}
+
+bool tendo__cpu_has(unsigned mask) { return (used() & mask) == mask; }
+
+static char described[96];
+static pthread_once_t described_once = PTHREAD_ONCE_INIT;
+
+static void describe(void)
+{
+    unsigned f = used();
+    const char *level = getenv("TENDO_CPU");
+
+    snprintf(described, sizeof described, "%s%s%s%s%s%s", f & TENDO__CPU_AVX2 ? "avx2 " : "",
+             f & TENDO__CPU_FMA ? "fma " : "", f & TENDO__CPU_F16C ? "f16c " : "",
+             f & ~KNOWN ? "" : "portable ", level ? "(TENDO_CPU=" : "", level ? level : "");
+    if (level)
+        strncat(described, ")", sizeof described - strlen(described) - 1);
+    else if (described[0])
+        described[strlen(described) - 1] = '\0';
+}
+
+const char *tendo_cpu_features(void)
+{
+    pthread_once(&described_once, describe);
+    return described;
 }
