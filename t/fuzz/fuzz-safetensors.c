@@ -19,12 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t bytes = 0;
 
     if (!c) {
-        tendo_status st = tendo_error_status(tendo_last_error());
-
-        fuzz_check(st == TENDO_ERR_FORMAT || st == TENDO_ERR_UNSUPPORTED || st == TENDO_ERR_OOM,
-                   "status %s: %s", tendo_status_str(st), tendo_error_message(tendo_last_error()));
-        fuzz_check(st == TENDO_ERR_OOM || fuzz_error_names(path), "the message does not name the file: %s",
-                   tendo_error_message(tendo_last_error()));
+        fuzz_check_refusal(path);
         return 0;
     }
     n = tendo_collection_count(c);

@@ -96,9 +96,12 @@ uint64_t fuzz_touch(const tendo_tensor *t)
     return sum;
 }
 
-int fuzz_error_names(const char *path)
+void fuzz_check_refusal(const char *path)
 {
+    tendo_status st = tendo_error_status(tendo_last_error());
     const char *m = tendo_error_message(tendo_last_error());
 
-    return m && strstr(m, path) != NULL;
+    fuzz_check(st == TENDO_ERR_FORMAT || st == TENDO_ERR_UNSUPPORTED || st == TENDO_ERR_OOM, "status %s: %s",
+               tendo_status_str(st), m);
+    fuzz_check(st == TENDO_ERR_OOM || (m && strstr(m, path)), "the message does not name the file: %s", m);
 }

@@ -40,7 +40,9 @@ const char *fuzz_write_file(const char *name, const uint8_t *data, size_t size);
 /* Reads every element of the CPU tensor t by its strides and returns a
  * checksum; checks that shape, strides and numel agree with each other. */
 uint64_t fuzz_touch(const tendo_tensor *t);
-/* True when the last error's message names path. */
-int fuzz_error_names(const char *path);
+/* Checks the last error of a loader that refused the file at path: one of
+ * the statuses io.h promises (FORMAT, UNSUPPORTED, OOM), and a FORMAT or
+ * UNSUPPORTED message that names the file. */
+void fuzz_check_refusal(const char *path);
 
 #endif /* TENDO_T_FUZZ_H */
