@@ -1,6 +1,7 @@
 /* tendo/core.h - the dtype-independent part of tendo's public API.
  *
- * Devices, errors, the 16-bit element types and their exact conversions.
+ * Devices, errors, the 16- and 8-bit float element types and their exact
+ * conversions.
  * Users include <tendo.h>, which includes this header; it is installed as
  * <tendo/core.h>.  Everything here is plain C11: no CUDA types.
  */
@@ -39,6 +40,29 @@ TENDO_API tendo_bf16 tendo_f32_to_bf16(float f);
 /* From double, rounded once (no double rounding through float). */
 TENDO_API tendo_f16  tendo_f64_to_f16(double d);
 TENDO_API tendo_bf16 tendo_f64_to_bf16(double d);
+
+/* The OCP 8-bit floats: f8e4m3 is E4M3 "fn" (max 448, no infinity, NaN is
+ * S.1111.111), f8e5m2 is IEEE-like E5M2 (max 57344, infinities, NaNs).
+ * Conversions agree bit for bit with Python's ml_dtypes (float8_e4m3fn,
+ * float8_e5m2): round to nearest even, subnormals kept; past the largest
+ * finite value (and from +-infinity) e4m3 gives NaN and e5m2 infinity,
+ * sign kept; a NaN gives the canonical NaN (e4m3 0x7f, e5m2 0x7e) with its
+ * sign, and widens to the quiet float NaN with its sign. */
+typedef struct { uint8_t bits; } tendo_f8e4m3;
+typedef struct { uint8_t bits; } tendo_f8e5m2;
+
+/* The f32 value of h (exact). */
+TENDO_API float        tendo_f8e4m3_to_f32(tendo_f8e4m3 h);
+/* The f8e4m3 nearest to f. */
+TENDO_API tendo_f8e4m3 tendo_f32_to_f8e4m3(float f);
+/* The f32 value of h (exact). */
+TENDO_API float        tendo_f8e5m2_to_f32(tendo_f8e5m2 h);
+/* The f8e5m2 nearest to f. */
+TENDO_API tendo_f8e5m2 tendo_f32_to_f8e5m2(float f);
+/* The f8e4m3 nearest to d, rounded once (not through float). */
+TENDO_API tendo_f8e4m3 tendo_f64_to_f8e4m3(double d);
+/* The f8e5m2 nearest to d, rounded once (not through float). */
+TENDO_API tendo_f8e5m2 tendo_f64_to_f8e5m2(double d);
 
 /* ---- devices ---------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
  */
 #include "cpu/half.h"
 
+#include "core/fp8.h"
 #include "cpu/cpu.h"
 
 #include "tendo/core.h"
@@ -53,6 +54,40 @@ TENDO_API tendo_f16 tendo_f64_to_f16(double d)
 TENDO_API tendo_bf16 tendo_f64_to_bf16(double d)
 {
     tendo_bf16 h = {tendo__f64_to_bf16_bits(d)};
+    return h;
+}
+
+/* The f32 value of h (exact). */
+TENDO_API float tendo_f8e4m3_to_f32(tendo_f8e4m3 h) { return tendo__f8e4m3_bits_to_f32(h.bits); }
+
+/* The f32 value of h (exact). */
+TENDO_API float tendo_f8e5m2_to_f32(tendo_f8e5m2 h) { return tendo__f8e5m2_bits_to_f32(h.bits); }
+
+/* The f8e4m3 nearest to f. */
+TENDO_API tendo_f8e4m3 tendo_f32_to_f8e4m3(float f)
+{
+    tendo_f8e4m3 h = {tendo__f32_to_f8e4m3_bits(f)};
+    return h;
+}
+
+/* The f8e5m2 nearest to f. */
+TENDO_API tendo_f8e5m2 tendo_f32_to_f8e5m2(float f)
+{
+    tendo_f8e5m2 h = {tendo__f32_to_f8e5m2_bits(f)};
+    return h;
+}
+
+/* The f8e4m3 nearest to d, rounded once. */
+TENDO_API tendo_f8e4m3 tendo_f64_to_f8e4m3(double d)
+{
+    tendo_f8e4m3 h = {tendo__f64_to_f8e4m3_bits(d)};
+    return h;
+}
+
+/* The f8e5m2 nearest to d, rounded once. */
+TENDO_API tendo_f8e5m2 tendo_f64_to_f8e5m2(double d)
+{
+    tendo_f8e5m2 h = {tendo__f64_to_f8e5m2_bits(d)};
     return h;
 }
 
@@ -256,4 +291,74 @@ void tendo__bf16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
 #endif
     for (; i < n; i++)
         dst[i] = tendo__bf16_bits_to_f32(src[i]);
+}
+
+/* ---- FP8 bulk converters ------------------------------------------------- */
+
+/* The f32 bits of every FP8 pattern, as integer constant expressions, so
+ * the widening tables are built by the compiler (nothing to initialise at
+ * run time, nothing to race on).  They mirror tendo__f8e4m3_bits_to_f32
+ * and tendo__f8e5m2_bits_to_f32; t/t-fp8 checks that they agree. */
+
+/* The exponent of the top bit of a subnormal mantissa em (1..7). */
+#define FP8_TOP(em) ((em) >= 4u ? 2u : (em) >= 2u ? 1u : 0u)
+/* The f32 bits of em * 2^(base - 127) for a mantissa em in 0..7. */
+#define FP8_SUB(em, base)                                                                                  \
+    ((em) == 0u ? 0u : (((base) + FP8_TOP(em)) << 23) | (((uint32_t)(em) << (23u - FP8_TOP(em))) & 0x7fffffu))
+#define E4M3_MAG(em)                                                                                       \
+    ((em) == 0x7fu ? 0x7fc00000u : (em) >= 0x08u ? ((uint32_t)(em) << 20) + (120u << 23) : FP8_SUB(em, 118u))
+#define E5M2_MAG(em)                                                                                       \
+    ((em) > 0x7cu    ? 0x7fc00000u                                                                         \
+     : (em) == 0x7cu ? 0x7f800000u                                                                         \
+     : (em) >= 0x04u ? ((uint32_t)(em) << 21) + (112u << 23)                                              \
+                     : FP8_SUB(em, 111u))
+#define E4M3_F32(b) ((((uint32_t)(b) & 0x80u) << 24) | E4M3_MAG((uint32_t)(b) & 0x7fu))
+#define E5M2_F32(b) ((((uint32_t)(b) & 0x80u) << 24) | E5M2_MAG((uint32_t)(b) & 0x7fu))
+#define FP8_ROW(f, b)                                                                                      \
+    f((b) + 0u), f((b) + 1u), f((b) + 2u), f((b) + 3u), f((b) + 4u), f((b) + 5u), f((b) + 6u), f((b) + 7u), \
+        f((b) + 8u), f((b) + 9u), f((b) + 10u), f((b) + 11u), f((b) + 12u), f((b) + 13u), f((b) + 14u),   \
+        f((b) + 15u)
+#define FP8_ALL(f)                                                                                         \
+    FP8_ROW(f, 0x00u), FP8_ROW(f, 0x10u), FP8_ROW(f, 0x20u), FP8_ROW(f, 0x30u), FP8_ROW(f, 0x40u),         \
+        FP8_ROW(f, 0x50u), FP8_ROW(f, 0x60u), FP8_ROW(f, 0x70u), FP8_ROW(f, 0x80u), FP8_ROW(f, 0x90u),     \
+        FP8_ROW(f, 0xa0u), FP8_ROW(f, 0xb0u), FP8_ROW(f, 0xc0u), FP8_ROW(f, 0xd0u), FP8_ROW(f, 0xe0u),     \
+        FP8_ROW(f, 0xf0u)
+
+/* Initialised through the integer member, read through the float one
+ * (C11 6.5.2.3: a union member read reinterprets the stored bytes). */
+typedef union {
+    uint32_t bits[256];
+    float f[256];
+} fp8_table;
+
+static const fp8_table e4m3_f32 = {{FP8_ALL(E4M3_F32)}};
+static const fp8_table e5m2_f32 = {{FP8_ALL(E5M2_F32)}};
+
+/* Converts n f8e4m3 bits to floats (a table lookup). */
+void tendo__f8e4m3_to_f32_n(const uint8_t *src, float *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = e4m3_f32.f[src[i]];
+}
+
+/* Converts n f8e5m2 bits to floats (a table lookup). */
+void tendo__f8e5m2_to_f32_n(const uint8_t *src, float *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = e5m2_f32.f[src[i]];
+}
+
+/* Converts n floats to f8e4m3 bits; the scalar code is branch-free, so
+ * the compiler may vectorize this loop. */
+void tendo__f32_to_f8e4m3_n(const float *src, uint8_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = tendo__f32_to_f8e4m3_bits(src[i]);
+}
+
+/* Converts n floats to f8e5m2 bits. */
+void tendo__f32_to_f8e5m2_n(const float *src, uint8_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = tendo__f32_to_f8e5m2_bits(src[i]);
 }

@@ -101,5 +101,10 @@ void tendo__f32_to_f16_n(const float *src, uint16_t *dst, int64_t n);
 void tendo__f16_to_f32_n(const uint16_t *src, float *dst, int64_t n);
 void tendo__f32_to_bf16_n(const float *src, uint16_t *dst, int64_t n);
 void tendo__bf16_to_f32_n(const uint16_t *src, float *dst, int64_t n);
+/* The same for the FP8 formats (scalar semantics in src/core/fp8.h). */
+void tendo__f32_to_f8e4m3_n(const float *src, uint8_t *dst, int64_t n);
+void tendo__f8e4m3_to_f32_n(const uint8_t *src, float *dst, int64_t n);
+void tendo__f32_to_f8e5m2_n(const float *src, uint8_t *dst, int64_t n);
+void tendo__f8e5m2_to_f32_n(const uint8_t *src, float *dst, int64_t n);
 
 #endif /* TENDO_SRC_HALF_H */
