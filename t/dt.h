@@ -13,14 +13,19 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "core/fp8.h"
 #include "cpu/half.h"
+#include "gen/convert.h"
 #include "tap.h"
 #include "tendo.h"
 
-#define DT_CAT_(a, b) a##_##b
-#define DT_CAT(a, b) DT_CAT_(a, b)
-#define DTFN(name) DT_CAT(name, DT)
-#define TFN(verb) DT_CAT(DT_CAT(tensor, DT), verb)
+/* DT_SUFFIX is _<dt> (_f32, _bool): pasted whole, so that a dtype whose
+ * name is a macro (bool, from <stdbool.h>) is never expanded. */
+#define DT_PASTE_(a, b) a##b
+#define DT_PASTE(a, b) DT_PASTE_(a, b)
+#define DT_CAT(a, b) DT_PASTE(a, DT_PASTE(_, b))
+#define DTFN(name) DT_PASTE(name, DT_SUFFIX)
+#define TFN(verb) DT_PASTE(DT_PASTE(tensor, DT_SUFFIX), DT_PASTE(_, verb))
 
 /* Relative tolerance of one rounding to the dtype. */
 #define DT_ULP ldexp(1.0, 1 - DT_MANTISSA_BITS)

@@ -23,7 +23,7 @@ static void DTFN(test_erased)(void)
     ok(tendo_tensor_dtype(e) == DT_CODE && tendo_tensor_ndim(e) == 2 && tendo_tensor_shape(e)[1] == 3 &&
            tendo_tensor_stride(e)[0] == 3 && tendo_tensor_numel(e) == 6 && tendo_tensor_device(e).type == TENDO_CPU,
        DT_NAME " the erased handle reports dtype, ndim, shape, strides, numel and device");
-    ok(TFN(ndim)(DT_CAT(tendo_as, DT)(e)) == 2 && (void *)DT_CAT(tendo_as, DT)(e) == (void *)v,
+    ok(TFN(ndim)(DTFN(tendo_as)(e)) == 2 && (void *)DTFN(tendo_as)(e) == (void *)v,
        DT_NAME " tendo_as_" DT_NAME " gives it back");
     TENDO_FOREACH_DTYPE(TRY_AS)
     ok(refused == others && named == others, DT_NAME " every other tendo_as_<dt> refuses it with TENDO_ERR_DTYPE naming both (%d of %d)",
@@ -33,7 +33,7 @@ static void DTFN(test_erased)(void)
         int converted = 0;
 
         ok(a && a != e && tendo_tensor_data(a) == tendo_tensor_data(e) && tendo_tensor_stride(a)[0] == 3 &&
-               TFN(shares_storage)(DT_CAT(tendo_as, DT)(a), v),
+               TFN(shares_storage)(DTFN(tendo_as)(a), v),
            DT_NAME " tendo_tensor_alias is a new handle on the same elements");
         /* the transposed view converted to every dtype: contiguous, each
          * element k of the row-major walk equal to the source's */

@@ -3,6 +3,7 @@
  * (the body is t/convert-body.h). */
 #include <string.h>
 
+#define TEST_KINDS T_ALL
 #include "dt.h"
 #include "core/internal.h"
 

@@ -230,7 +230,8 @@ static void part1(bool strided)
                 tendo_tensor_free(x.fix[j]);
             for (int j = 0; j < TF_NFIX; j++)
                 x.fix[j] = (strided && !tf_fixtures[j].mutable_ ? make_strided_fixture : make_fixture)(
-                    f->dtype, tf_fixtures[j].ndim, tf_fixtures[j].shape, (uint64_t)j + 1);
+                    tf_fixtures[j].dtype ? tf_fixtures[j].dtype : f->dtype, tf_fixtures[j].ndim,
+                    tf_fixtures[j].shape, (uint64_t)j + 1);
             cur = f->dtype;
         }
         sweep_fn(f, &x, strided ? " (strided inputs)" : "");

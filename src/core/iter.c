@@ -10,7 +10,8 @@ void tendo__iter_build(tendo__iter *it, const tendo__tensor *out, int nin,
                        const tendo__tensor *const *in)
 {
     int64_t st[TENDO__ITER_OPS][TENDO_MAX_DIMS];
-    const tendo__tensor *ops[TENDO__ITER_OPS] = {out, nin > 0 ? in[0] : NULL, nin > 1 ? in[1] : NULL};
+    const tendo__tensor *ops[TENDO__ITER_OPS] = {out, nin > 0 ? in[0] : NULL, nin > 1 ? in[1] : NULL,
+                                                 nin > 2 ? in[2] : NULL};
     int nd = out->ndim;
 
     memset(it, 0, sizeof *it);
@@ -224,6 +225,21 @@ bool tendo__check_out(const char *op, const tendo__tensor *out, int ndim, const 
     return true;
 }
 
+bool tendo__broadcasts_to(const char *op, const tendo__tensor *small, const tendo__tensor *big)
+{
+    int64_t shape[TENDO_MAX_DIMS];
+    int ndim;
+
+    if (!tendo__broadcast_shapes(op, big->ndim, big->shape, small->ndim, small->shape, &ndim, shape))
+        return false;
+    if (ndim != big->ndim || (ndim > 0 && memcmp(shape, big->shape, (size_t)ndim * sizeof *shape) != 0)) {
+        tendo__fail(TENDO_ERR_SHAPE, op, "shape %s does not broadcast to %s",
+                    tendo__shape_str(small->ndim, small->shape).s, tendo__shape_str(big->ndim, big->shape).s);
+        return false;
+    }
+    return true;
+}
+
 tendo__tensor *tendo__elementwise(const char *op, tendo__tensor *out, tendo_dtype out_dtype, int nin,
                                   const tendo__tensor *const *in, tendo__loop_fn fn, tendo__cu_loop_fn cu,
                                   void *ctx)
@@ -236,11 +252,13 @@ tendo__tensor *tendo__elementwise(const char *op, tendo__tensor *out, tendo_dtyp
 
     if (!tendo__check_inputs(op, nin, in))
         return NULL;
-    if (nin == 1) {
-        ndim = in[0]->ndim;
-        memcpy(shape, in[0]->shape, sizeof shape);
-    } else if (!tendo__broadcast_shapes(op, in[0]->ndim, in[0]->shape, in[1]->ndim, in[1]->shape, &ndim, shape)) {
-        return NULL;
+    ndim = in[0]->ndim;
+    memcpy(shape, in[0]->shape, sizeof shape);
+    for (int i = 1; i < nin; i++) {
+        int64_t prev[TENDO_MAX_DIMS];
+        memcpy(prev, shape, sizeof prev);
+        if (!tendo__broadcast_shapes(op, ndim, prev, in[i]->ndim, in[i]->shape, &ndim, shape))
+            return NULL;
     }
     if (out) {
         if (!tendo__check_out(op, out, ndim, shape, nin, in))
@@ -250,7 +268,7 @@ tendo__tensor *tendo__elementwise(const char *op, tendo__tensor *out, tendo_dtyp
     }
     tendo__iter_build(&it, result, nin, in);
     if (result->storage->device.type == TENDO_CUDA) {
-        const tendo__tensor *ts[TENDO__ITER_OPS] = {result, in[0], nin > 1 ? in[1] : NULL};
+        const tendo__tensor *ts[TENDO__ITER_OPS] = {result, in[0], nin > 1 ? in[1] : NULL, nin > 2 ? in[2] : NULL};
         if (!tendo__cuda_device.loop(op, &it, ts, cu, ctx)) {
             if (!out)
                 tendo__tensor_free(result);

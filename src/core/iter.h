@@ -18,7 +18,7 @@
 #include "core/launch.h"
 #include "core/internal.h"
 
-#define TENDO__ITER_OPS 3
+#define TENDO__ITER_OPS 4 /* an output and up to three inputs (where) */
 
 /* Runs of at least this many elements in all are split across threads. */
 #define TENDO__PARALLEL_MIN ((int64_t)1 << 15)
@@ -54,6 +54,9 @@ void tendo__iter_run_work(const tendo__iter *it, tendo__loop_fn fn, void *ctx, i
 tendo__tensor *tendo__elementwise(const char *op, tendo__tensor *out, tendo_dtype out_dtype, int nin,
                                   const tendo__tensor *const *in, tendo__loop_fn fn, tendo__cu_loop_fn cu,
                                   void *ctx);
+/* Whether `small` broadcasts to big's shape exactly (the broadcast of
+ * the two is big's shape); sets TENDO_ERR_SHAPE naming both otherwise. */
+bool tendo__broadcasts_to(const char *op, const tendo__tensor *small, const tendo__tensor *big);
 /* The same checks for an op whose output must have a given shape. */
 bool tendo__check_out(const char *op, const tendo__tensor *out, int ndim, const int64_t *shape,
                       int nin, const tendo__tensor *const *in);

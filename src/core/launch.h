@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 #define TENDO__CU_DIMS 8 /* TENDO_MAX_DIMS */
-#define TENDO__CU_OPS 3  /* an output and up to two inputs */
+#define TENDO__CU_OPS 4  /* an output and up to three inputs */
 
 /* Elementwise work over numel elements: operand 0 is the output.  Element
  * i (row-major over shape) of operand k is at base[k] + the sum over d of
@@ -47,6 +47,11 @@ typedef struct {
 typedef struct {
     int log; /* log_softmax */
 } tendo__cu_softmax_ctx;
+
+/* The ctx of the argmax/argmin launchers. */
+typedef struct {
+    int largest; /* argmax; argmin otherwise */
+} tendo__cu_arg_ctx;
 
 typedef struct {
     const void *w, *b;          /* weight and bias on the device, or NULL */

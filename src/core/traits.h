@@ -1,8 +1,8 @@
 /* src/core/traits.h - the dtype table: what kernels need to know of a
  * storage dtype (in the manner of ggml's type_traits).
  *
- * Kernels exist once per compute type (float today), not once per storage
- * dtype.  A storage dtype is its size plus two conversions of runs of
+ * Kernels exist once per accumulation type (float, double, int64_t), not
+ * once per storage dtype.  A storage dtype is its size plus two conversions of runs of
  * elements, to and from its compute type; a kernel reads its input through
  * widen, computes, and writes through narrow.  The table is generated from
  * gen/dtypes.toml (templates/traits.c.j2 -> src/gen/traits.c).
@@ -16,8 +16,10 @@
 
 #include "tendo/dtype.h"
 
-/* The types kernels compute in: one set of CPU kernels each. */
-typedef enum { TENDO__COMPUTE_FLOAT } tendo__compute;
+/* The types reductions accumulate in: one set of CPU kernels each (float
+ * for f32 and the narrower floats, double for f64, int64_t for the
+ * integers and bool). */
+typedef enum { TENDO__COMPUTE_FLOAT, TENDO__COMPUTE_DOUBLE, TENDO__COMPUTE_INT64 } tendo__compute;
 
 typedef struct tendo__traits {
     const char *name;       /* "bf16" */
