@@ -61,15 +61,15 @@ static void DTFN(test_from_data_and_arange)(void)
         raw[i] = E_FROM_DOUBLE(i * 1.5 - 2);
     t = TFN(from_data)(raw, TENDO_SHAPE(2, 3), tendo_cpu());
     raw[0] = E_FROM_DOUBLE(99); /* the tensor holds a copy */
-    for (int i = 0; i < 6; i++)
-        want[i] = i * 1.5 - 2;
+    for (int i = 0; i < 6; i++) /* (rounded: fp8 cannot hold them all) */
+        want[i] = E_TO_DOUBLE(E_FROM_DOUBLE(i * 1.5 - 2));
     ok(t && DTFN(all_equal)(t, want), DT_NAME " from_data copies the values");
     ok(E_TO_DOUBLE(tensor_data(t)[4]) == 4.0, DT_NAME " data() points at element 0");
     tensor_free(t);
 
     a = TFN(arange)(0, 10, 1, tendo_cpu());
     for (int i = 0; i < 10; i++)
-        want[i] = i;
+        want[i] = E_TO_DOUBLE(E_FROM_DOUBLE(i));
     ok(a && tensor_numel(a) == 10 && DTFN(all_equal)(a, want), DT_NAME " arange(0,10,1)");
     tensor_free(a);
     a = TFN(arange)(1, 2, 0.25, tendo_cpu());
@@ -101,7 +101,7 @@ static void DTFN(test_copies)(void)
 
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 3; j++)
-            want[i * 3 + j] = j * 4 + i;
+            want[i * 3 + j] = E_TO_DOUBLE(E_FROM_DOUBLE(j * 4 + i));
     ok(c && tensor_is_contiguous(c) && !tensor_shares_storage(c, t) && DTFN(all_equal)(c, want),
        DT_NAME " contiguous() of a transpose copies in the new order");
     ok(c2 && tensor_shares_storage(c2, m), DT_NAME " contiguous() of a contiguous tensor is a view");
@@ -191,7 +191,9 @@ static void DTFN(test_random)(void)
     var /= n - 1;
     gv /= n - 1;
     ok(same, DT_NAME " rand: the same seed gives the same values, whatever the shape");
-    ok(same_other_seed < n / 100, DT_NAME " rand: another seed gives other values (%lld equal)",
+    /* on a coarse grid (fp8: 2^-4) two draws land on one value that often */
+    ok(same_other_seed < n / 100 + 2 * n * ldexp(1, -DT_MANTISSA_BITS),
+       DT_NAME " rand: another seed gives other values (%lld equal)",
        (long long)same_other_seed);
     is_int(0, out_of_range, DT_NAME " rand: every value in [0,1)");
     is_int(0, off_grid, DT_NAME " rand: element i is Philox draw i on the " DT_NAME " grid");

@@ -1,8 +1,8 @@
 /* t/views-body.h - every view op against index arithmetic, per dtype.
  * Included by t/each-dtype.h; see t/dt.h. */
 
-/* A dense source tensor with distinct small integers (exact in every
- * dtype) and the same values as doubles in *ref. */
+/* A dense source tensor of small integers, and its values (the integers
+ * rounded to the dtype: fp8 cannot hold them all) as doubles in *ref. */
 static TT *DTFN(source)(int ndim, const int64_t *shape, double **ref)
 {
     int64_t n = 1;
@@ -14,8 +14,8 @@ static TT *DTFN(source)(int ndim, const int64_t *shape, double **ref)
     raw = malloc((size_t)(n ? n : 1) * sizeof *raw);
     *ref = malloc((size_t)(n ? n : 1) * sizeof **ref);
     for (int64_t i = 0; i < n; i++) {
-        (*ref)[i] = (double)(i % 199) - 99;
-        raw[i] = E_FROM_DOUBLE((*ref)[i]);
+        raw[i] = E_FROM_DOUBLE((double)(i % 199) - 99);
+        (*ref)[i] = E_TO_DOUBLE(raw[i]);
     }
     t = TFN(from_data)(raw, ndim, shape, tendo_cpu());
     free(raw);
