@@ -17,7 +17,7 @@
 . "$top_srcdir/t/scratch-tree.sh"
 progs="t/t-ops t/t-reduce t/t-nn t/t-convert"
 dtypes=f32,h16,u16,i64,bool
-echo "1..10"
+echo "1..9"
 
 # the h16 entry: f16's, renamed
 { echo; echo "[[dtype]]"; sed -n '/^name = "f16"/,/^numpy/p' "$src/gen/dtypes.toml" |
@@ -47,7 +47,7 @@ if (cd "$build" && "$src/configure" -q --without-cuda --enable-dtypes=$dtypes --
 else
     echo "not ok 1 - a scratch tree with h16 and u16 entries builds $progs"
     tail -30 "$tmp/build.log" | sed 's/^/# /'
-    for n in 2 3 4 5 6 7 8 9 10; do echo "not ok $n - # not built"; done
+    for n in 2 3 4 5 6 7 8 9; do echo "not ok $n - # not built"; done
     exit 0
 fi
 n=2
