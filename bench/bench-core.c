@@ -3,7 +3,8 @@
  *   bench-core DIR
  *
  * Writes each benchmark's input to DIR/<name>.f32 (raw little-endian
- * floats, so bench/compare.py can hand numpy the same data) and prints one
+ * floats, so bench/compare.py can hand numpy the same data; the integer
+ * inputs to DIR/<name>.raw in their own dtype) and prints one
  * line per benchmark: "<name> <best seconds> <shape>".  Not a test.
  */
 #include <stdio.h>
@@ -30,6 +31,22 @@ static void save(const char *dir, const char *name, const tensor_f32 *t)
     snprintf(path, sizeof path, "%s/%s.f32", dir, name);
     f = fopen(path, "wb");
     if (!f || fwrite(tensor_data(t), sizeof(float), (size_t)tensor_numel(t), f) != (size_t)tensor_numel(t)) {
+        fprintf(stderr, "bench-core: cannot write %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+/* Writes n bytes at p to DIR/<name>.raw (the integer inputs, in their own
+ * dtype, for numpy to read with the same dtype). */
+static void save_raw(const char *dir, const char *name, const void *p, size_t n)
+{
+    char path[4096];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s.raw", dir, name);
+    f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, n, f) != n) {
         fprintf(stderr, "bench-core: cannot write %s\n", path);
         exit(1);
     }
@@ -128,6 +145,79 @@ static void bench_compute(const char *dir, tensor_f32 *x, tensor_f32 *m)
     tensor_free(b);
 }
 
+/* numpy's where(x > y, x, y): the mask and the select, as one benchmark. */
+static tensor_f32 *gt_where(const tensor_f32 *x, const tensor_f32 *y)
+{
+    tensor_bool *mask = tensor_gt(x, y);
+    tensor_f32 *r = mask ? tensor_where(mask, x, y) : NULL;
+
+    tensor_free(mask);
+    return r;
+}
+
+/* The dtype families: integer, f64 and bool paths against numpy's. */
+static void bench_kinds(const char *dir, tensor_f32 *x)
+{
+    const int64_t n = tensor_numel(x);
+    tensor_f32 *y = tensor_f32_randn(TENDO_SHAPE(n), 3, tendo_cpu()); /* bench_compute's y */
+    tensor_f32 *xs = tensor_mul_scalar(x, 1000.0), *ys = tensor_mul_scalar(y, 1000.0);
+    tensor_i32 *xi = tensor_to_i32(xs), *yi = tensor_to_i32(ys);
+    tensor_i32 *oi = tensor_i32_empty(TENDO_SHAPE(n), tendo_cpu());
+    tensor_i64 *xl = tensor_to_i64(xi);
+    tensor_u8 *xu = tensor_to_u8(xi);
+    tensor_f64 *xd = tensor_to_f64(x), *yd = tensor_to_f64(y);
+    tensor_f64 *od = tensor_f64_empty(TENDO_SHAPE(n), tendo_cpu());
+    tensor_f32 *a = tensor_f32_randn(TENDO_SHAPE(1024, 1024), 4, tendo_cpu()); /* bench_compute's a, b */
+    tensor_f32 *b = tensor_f32_randn(TENDO_SHAPE(1024, 1024), 5, tendo_cpu());
+    tensor_f64 *ad = tensor_to_f64(a), *bd = tensor_to_f64(b);
+    double best;
+
+    if (!xu || !xl || !oi || !od || !ad || !bd) {
+        fprintf(stderr, "bench-core: %s\n", tendo_error_message(tendo_last_error()));
+        exit(1);
+    }
+    save(dir, "xs16m", xs);
+    save_raw(dir, "xi16m", tensor_data(xi), (size_t)n * 4);
+    save_raw(dir, "yi16m", tensor_data(yi), (size_t)n * 4);
+    save_raw(dir, "xl16m", tensor_data(xl), (size_t)n * 8);
+    save_raw(dir, "xu16m", tensor_data(xu), (size_t)n);
+    TIME_OUT(best, tensor_add_out(oi, xi, yi));
+    printf("add_i32_out %.6f [16777216]\n", best);
+    TIME_BEST(best, tensor_sum_all(xl), tensor_i64_free);
+    printf("sum_i64 %.6f [16777216]\n", best);
+    TIME_OUT(best, tensor_add_out(od, xd, yd));
+    printf("add_f64_out %.6f [16777216]\n", best);
+    TIME_OUT(best, tensor_exp_out(od, xd));
+    printf("exp_f64_out %.6f [16777216]\n", best);
+    TIME_BEST(best, tensor_matmul(ad, bd), tensor_f64_free);
+    printf("matmul_f64 %.6f [1024,1024]@[1024,1024]\n", best);
+    TIME_BEST(best, gt_where(x, y), tensor_f32_free);
+    printf("gt_where_f32 %.6f [16777216]\n", best);
+    TIME_BEST(best, tensor_argmax(x, 0, false), tensor_i64_free);
+    printf("argmax_f32 %.6f [16777216]\n", best);
+    TIME_BEST(best, tensor_to_i32(xs), tensor_i32_free);
+    printf("f32_to_i32 %.6f [16777216]\n", best);
+    TIME_BEST(best, tensor_to_f32(xi), tensor_f32_free);
+    printf("i32_to_f32 %.6f [16777216]\n", best);
+    TIME_BEST(best, tensor_to_f32(xu), tensor_f32_free);
+    printf("u8_to_f32 %.6f [16777216]\n", best);
+    tensor_free(y);
+    tensor_free(xs);
+    tensor_free(ys);
+    tensor_free(xi);
+    tensor_free(yi);
+    tensor_free(oi);
+    tensor_free(xl);
+    tensor_free(xu);
+    tensor_free(xd);
+    tensor_free(yd);
+    tensor_free(od);
+    tensor_free(a);
+    tensor_free(b);
+    tensor_free(ad);
+    tensor_free(bd);
+}
+
 int main(int argc, char **argv)
 {
     const int64_t n = 16 * 1024 * 1024, side = 4096;
@@ -157,6 +247,7 @@ int main(int argc, char **argv)
     TIME_BEST(best, tensor_clone(x), tensor_f32_free);
     printf("clone %.6f [16777216]\n", best);
     bench_compute(argv[1], x, m);
+    bench_kinds(argv[1], x);
 
     tensor_free(x);
     tensor_free(m);

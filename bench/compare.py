@@ -38,9 +38,22 @@ CASES = {
     "softmax_bf16": (lambda d: softmax(d["m4096"]), None),
     "layer_norm_bf16": (lambda d: layer_norm(d["m4096"]), None),
     "matmul_bf16": (lambda d: d["a1024"] @ d["b1024"], None),
+    # the dtype families (no targets: reported, see the README)
+    "add_i32_out": (lambda d: np.add(d["xi16m"], d["yi16m"], out=d["oi16m"]), None),
+    "sum_i64": (lambda d: d["xl16m"].sum(), None),
+    "add_f64_out": (lambda d: np.add(d["x16m_d"], d["y16m_d"], out=d["o16m_d"]), None),
+    "exp_f64_out": (lambda d: np.exp(d["x16m_d"], out=d["o16m_d"]), None),
+    "matmul_f64": (lambda d: d["a1024_d"] @ d["b1024_d"], None),  # numpy's BLAS dgemm
+    "gt_where_f32": (lambda d: np.where(d["x16m"] > d["y16m"], d["x16m"], d["y16m"]), None),
+    "argmax_f32": (lambda d: d["x16m"].argmax(), None),
+    "f32_to_i32": (lambda d: d["xs16m"].astype(np.int32), None),
+    "i32_to_f32": (lambda d: d["xi16m"].astype(np.float32), None),
+    "u8_to_f32": (lambda d: d["xu16m"].astype(np.float32), None),
 }
 INPUTS = {"x16m": (16777216,), "y16m": (16777216,), "m4096": (4096, 4096), "a1024": (1024, 1024),
-          "b1024": (1024, 1024)}
+          "b1024": (1024, 1024), "xs16m": (16777216,)}
+# the integer inputs, DIR/<name>.raw in their own dtype
+RAW_INPUTS = {"xi16m": "<i4", "yi16m": "<i4", "xl16m": "<i8", "xu16m": "u1"}
 
 
 def softmax(x):
@@ -71,7 +84,13 @@ def main():
         run = subprocess.run([exe, tmp], check=True, capture_output=True, text=True)
         data = {name: np.fromfile(os.path.join(tmp, name + ".f32"), dtype="<f4").reshape(shape)
                 for name, shape in INPUTS.items()}
+        data.update({name: np.fromfile(os.path.join(tmp, name + ".raw"), dtype=dt)
+                     for name, dt in RAW_INPUTS.items()})
         data["o16m"] = np.empty_like(data["x16m"])
+        data["oi16m"] = np.empty_like(data["xi16m"])
+        for k in ("x16m", "y16m", "a1024", "b1024"):
+            data[k + "_d"] = data[k].astype(np.float64)
+        data["o16m_d"] = np.empty_like(data["x16m_d"])
         for k in ("x16m", "y16m", "o16m"):
             data[k + "_h"] = data[k].astype(np.float16)
         print(f"numpy {np.__version__}, {os.cpu_count()} cpus; best of {REPEATS}")

@@ -10,8 +10,13 @@
  *
  *   matmul       k * 2^-23 * sum_p |a_ip| |b_pj|: any float summation order
  *                of k products, FMA or not (the classic gamma_k bound, x2);
+ *                k * 2^-52 * ... for f64, which accumulates in double (the
+ *                reference is summed in long double);
  *                on k/8 data every partial sum is exact in float, so the
- *                result must be the exact product rounded once to the dtype.
+ *                result must be the exact product rounded once to the dtype;
+ *                1 + 4x - 1 (x below the dtype's rounding step at 1) tells
+ *                the accumulator is wider than the dtype (float for fp8,
+ *                f16, bf16; double for f64).
  *   softmax      relative (2R + n + 24) u, R = max |x_i - max|: the
  *                subtraction x - max feeds exp an absolute error up to R u,
  *                exp (a few ulp), the row sum (n u), one division.
@@ -70,14 +75,15 @@ static bool t_matmul_ref(int na, const int64_t *sa, const double *av, int nb, co
         int64_t ia = t_bcast(nbatch, batch, abn, sa, bi), ib = t_bcast(nbatch, batch, bbn, sb, bi);
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
-                double s = 0, g = 0;
+                /* in long double: a reference for f64 results too */
+                long double s = 0, g = 0;
                 for (int64_t p = 0; p < k; p++) {
-                    double x = av[(ia * m + i) * k + p], y = bv[(ib * k + p) * n + j];
+                    long double x = av[(ia * m + i) * k + p], y = bv[(ib * k + p) * n + j];
                     s += x * y;
-                    g += fabs(x * y);
+                    g += fabsl(x * y);
                 }
-                (*out)[(bi * m + i) * n + j] = s;
-                (*mag)[(bi * m + i) * n + j] = g;
+                (*out)[(bi * m + i) * n + j] = (double)s;
+                (*mag)[(bi * m + i) * n + j] = (double)g;
             }
     }
     return true;
@@ -135,6 +141,10 @@ static const char *const t_norm_names[N_COUNT] = {
 /* ---- per dtype ------------------------------------------------------------------- */
 
 static double DTFN(round)(double x) { return E_TO_DOUBLE(E_FROM_DOUBLE(x)); }
+
+/* The unit of matmul's error bound: float's for the dtypes accumulating in
+ * float, double's for f64. */
+#define DT_MM_EPS (DT_MANTISSA_BITS > 24 ? 0x1p-52 : 0x1p-23)
 
 /* The dtype's smallest positive (subnormal) value: its absolute rounding
  * step near 0. */
@@ -199,7 +209,7 @@ static void DTFN(test_matmul_case)(int cs)
                         want[i] = DTFN(round)(want[i]);
                         mag[i] = 0;
                     } else {
-                        mag[i] = (double)k * 0x1p-23 * mag[i] + DTFN(narrow_tol)(want[i]);
+                        mag[i] = (double)k * DT_MM_EPS * mag[i] + DTFN(narrow_tol)(want[i]);
                     }
                 }
                 DTFN(check_against)(&c, what, r, no, so, want, mag);
@@ -236,7 +246,7 @@ static void DTFN(test_matmul_expanded_batch)(void)
 
         t_matmul_ref(3, (const int64_t[]){5, 3, 4}, av, 3, (const int64_t[]){5, 4, 2}, bv, &no, so, &want, &tol, &kk);
         for (int64_t i = 0; i < t_numel(no, so); i++)
-            tol[i] = (double)kk * 0x1p-23 * tol[i] + DTFN(narrow_tol)(want[i]);
+            tol[i] = (double)kk * DT_MM_EPS * tol[i] + DTFN(narrow_tol)(want[i]);
         DTFN(check_against)(&c, k ? "b expanded too" : "b transposed", r, no, so, want, tol);
         tensor_free(r);
         free(av);
@@ -251,6 +261,40 @@ static void DTFN(test_matmul_expanded_batch)(void)
     tensor_free(b);
     tensor_free(b1);
     tensor_free(bx);
+}
+
+/* [1, x, x, x, x, -1] @ ones: 4x exactly when the sum runs in a type
+ * wider than the dtype, 0 when it runs in the dtype (1 + x == 1 there).
+ * x = 2^-(mantissa bits + 1) for the narrow floats (float accumulates it
+ * exactly in any order); 2^-40 for f64, lost in float, exact in double. */
+static void DTFN(test_matmul_accumulator)(void)
+{
+    double x = DT_MANTISSA_BITS > 24 ? 0x1p-40 : ldexp(1.0, -(DT_MANTISSA_BITS + 1));
+    const E av[6] = {E_FROM_DOUBLE(1), E_FROM_DOUBLE(x), E_FROM_DOUBLE(x), E_FROM_DOUBLE(x), E_FROM_DOUBLE(x),
+                     E_FROM_DOUBLE(-1)};
+    TT *a = TFN(from_data)(av, 2, (const int64_t[]){1, 6}, tendo_cpu()), *b = TFN(ones)(2, (const int64_t[]){6, 1}, tendo_cpu());
+    TT *bt = TFN(ones)(2, (const int64_t[]){1, 6}, tendo_cpu()), *btv = tensor_transpose(bt, 0, 1);
+    bool good = a && b && btv;
+
+    if (DT_MANTISSA_BITS == 24) { /* f32 accumulates in itself, in any order */
+        skip(1, "%s matmul accumulates in the dtype itself", DT_NAME);
+        good = false;
+    }
+    for (int t = 0; t < 2 && good; t++) {
+        TT *r = tensor_matmul(a, t ? btv : b);
+        double *got = r ? DTFN(values)(r) : NULL;
+        good = got && got[0] == 4 * x;
+        if (!good)
+            diag("%s: got %g, wanted %g", t ? "b transposed" : "b contiguous", got ? got[0] : NAN, 4 * x);
+        free(got);
+        tensor_free(r);
+    }
+    if (DT_MANTISSA_BITS != 24)
+        ok(good, "%s matmul accumulates wider than the dtype: [1, %g x4, -1] @ ones = %g", DT_NAME, x, 4 * x);
+    tensor_free(a);
+    tensor_free(b);
+    tensor_free(bt);
+    tensor_free(btv);
 }
 
 static void DTFN(test_matmul_errors)(void)
@@ -427,9 +471,12 @@ static void DTFN(test_softmax_stable)(bool lg)
     bool finite = true;
 
     /* rows 0, 2 near +1e4, rows 1, 3 near -1e4; rows 2, 3 spread over
-     * +-200, so that some exp(x - max) underflow */
+     * +-200, so that some exp(x - max) underflow.  A dtype that cannot
+     * hold 1e4 (f8e4m3, largest 448) gets +-300, spread over +-140. */
+    bool small = !isfinite(E_TO_DOUBLE(E_FROM_DOUBLE(1e4))) || E_TO_DOUBLE(E_FROM_DOUBLE(1.1e4)) < 1e4;
     for (int i = 0; i < 4 * 33; i++) {
-        double base = (i / 33) % 2 ? -1e4 : 1e4, spread = i / 33 >= 2 ? 200 : 20;
+        double big = small ? 300 : 1e4, base = (i / 33) % 2 ? -big : big,
+               spread = i / 33 >= 2 ? (small ? 140 : 200) : 20;
         raw[i] = E_FROM_DOUBLE(base + t_rand_range(&rng, -spread, spread));
     }
     {
@@ -711,6 +758,7 @@ static void DTFN(test_nn)(void)
     for (int cs = 0; cs < T_NMMCASES; cs++)
         DTFN(test_matmul_case)(cs);
     DTFN(test_matmul_expanded_batch)();
+    DTFN(test_matmul_accumulator)();
     DTFN(test_matmul_errors)();
     for (int lg = 0; lg < 2; lg++) {
         DTFN(test_softmax)(lg);

@@ -3,7 +3,8 @@
 # with no change to them, and an entry whose expr disagrees with its ref
 # fails them.
 #
-# In a scratch copy of the source tree, configured for f32 without CUDA:
+# In a scratch copy of the source tree, configured for f32 (and i64 and
+# bool, which every build has) without CUDA:
 # adds a [[binary]] hypot2 (a * a + b * b) and a [[unary]] cube (a * a * a),
 # each with its ref, and nothing else; builds t/t-ops and expects it to pass
 # with hypot2 and cube among its tests.  Then changes only their exprs
@@ -31,7 +32,7 @@ EOF
 
 build() { # LOG: (re)builds t/t-ops in $build: the generator's outputs first (as
     # `make all` would, which also builds tools/tendo, a program that wants bf16)
-    outs=$("$PYTHON" "$src/gen/tendo-gen" --srcdir "$src" --dtypes f32 --list) &&
+    outs=$("$PYTHON" "$src/gen/tendo-gen" --srcdir "$src" --dtypes f32,i64,bool --list) &&
         (cd "$build" && "$make" -j"$jobs" $outs && "$make" -j"$jobs" t/t-ops) >"$1" 2>&1
 }
 report() { # N DESCRIPTION LOG: not ok, with the end of LOG
@@ -40,10 +41,10 @@ report() { # N DESCRIPTION LOG: not ok, with the end of LOG
 }
 
 mkdir "$build"
-if (cd "$build" && "$src/configure" -q --without-cuda --enable-dtypes=f32 --without-blas \
+if (cd "$build" && "$src/configure" -q --without-cuda --enable-dtypes=f32,i64,bool --without-blas \
         PYTHON="$PYTHON" CC="${CC:-cc}" CFLAGS="${TEST_CFLAGS--O1}" LDFLAGS="${TEST_LDFLAGS-}") \
         >"$tmp/configure.log" 2>&1 && build "$tmp/build.log"; then
-    echo "ok 1 - a scratch tree (f32, no CUDA) with hypot2 and cube added to gen/ops.toml builds t/t-ops"
+    echo "ok 1 - a scratch tree (f32, i64, bool, no CUDA) with hypot2 and cube added to gen/ops.toml builds t/t-ops"
 else
     cat "$tmp/build.log" >>"$tmp/configure.log" 2>/dev/null
     report 1 "a scratch tree with hypot2 and cube added to gen/ops.toml builds t/t-ops" "$tmp/configure.log"

@@ -17,7 +17,7 @@ case "$top_srcdir" in /*) ;; *) top_srcdir=$(pwd)/$top_srcdir ;; esac
 gen="$top_srcdir/gen/tendo-gen"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-echo "1..18"
+echo "1..21"
 
 render() { # DIR DTYPES: renders every output for DTYPES under DIR
     outs=$("$PYTHON" "$gen" --srcdir "$top_srcdir" --dtypes "$2" --list) &&
@@ -25,7 +25,7 @@ render() { # DIR DTYPES: renders every output for DTYPES under DIR
 }
 
 mkdir "$tmp/a" "$tmp/b"
-if render "$tmp/a" f32,f16,bf16 && render "$tmp/b" bf16,f32,f16,f32; then
+if render "$tmp/a" f32,f16,bf16,i64,bool && render "$tmp/b" bool,bf16,f32,i64,f16,f32; then
     echo "ok 1 - renders every output"
 else
     echo "not ok 1 - renders every output"
@@ -38,7 +38,7 @@ fi
 
 # broken tables, in a copy of the generator's inputs
 refuses() { # N DESCRIPTION EXPECTED-MESSAGE-FRAGMENT, with $tmp/src prepared
-    if "$PYTHON" "$tmp/src/gen/tendo-gen" --srcdir "$tmp/src" --dtypes "${dtypes:-f32}" \
+    if "$PYTHON" "$tmp/src/gen/tendo-gen" --srcdir "$tmp/src" --dtypes "${dtypes:-f32,i64,bool}" \
            include/tendo.h >"$tmp/out" 2>&1; then
         echo "not ok $1 - $2: accepted"
     elif grep -q "$3" "$tmp/out"; then
@@ -51,23 +51,25 @@ fresh() {
     rm -rf "$tmp/src" && mkdir -p "$tmp/src/gen" &&
     cp -R "$top_srcdir/gen/." "$tmp/src/gen/" && cp -R "$top_srcdir/templates" "$tmp/src/"
 }
-fresh; dtypes=f32,f99 refuses 3 "an unknown dtype" "unknown dtype 'f99'"
+fresh; dtypes=f32,i64,bool,f99 refuses 3 "an unknown dtype" "unknown dtype 'f99'"
 fresh; sed -i 's/^code = 2$/code = 1/' "$tmp/src/gen/dtypes.toml"
 refuses 4 "two dtypes with one code" "code 1 must be positive and unique"
-fresh; sed -i '0,/^mantissa_bits = .*/{/^mantissa_bits = .*/d}' "$tmp/src/gen/dtypes.toml"
-refuses 5 "a dtype missing a field" "missing field 'mantissa_bits'"
+fresh; sed -i '0,/^safetensors = .*/{/^safetensors = .*/d}' "$tmp/src/gen/dtypes.toml"
+refuses 5 "a dtype missing a field no kind supplies" "dtype #1: missing field 'safetensors'"
 fresh; printf '[[fn]]\nname = "free"\nret = "void"\nparams = ["tensor t"]\ndoc = "again"\n' >> "$tmp/src/gen/api.toml"
 refuses 6 "a function declared twice" "function 'free' declared twice"
-fresh; sed -n '/^name = "f32"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
-    sed 's/^name = .*/name = "f64"/; s/^code = .*/code = 9/; s/^compute_type = .*/compute_type = "double"/' |
+# f64 accumulates in double, which has kernels; long double has none
+fresh; sed -n '/^name = "f64"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
+    sed 's/^name = .*/name = "f80"/; s/^code = .*/code = 99/; s/^c_type = .*/c_type = "long double"/; s/^size = .*/size = 16/' |
+    sed 's/^compute_type = .*/compute_type = "long double"/; s/^accum_type = .*/accum_type = "long double"/' |
     { echo "[[dtype]]"; cat; } >> "$tmp/src/gen/dtypes.toml"
-dtypes=f32,f64 refuses 7 "a dtype computing in double (no double kernels yet)" "compute_type 'double' has no kernels"
+dtypes=f32,i64,bool,f80 refuses 7 "a dtype accumulating in a type with no kernels" "accum_type 'long double' has no kernels"
 # an integer stored as itself but computing in float: it needs run
 # conversions, and an entry without them would render code that does not compile
 fresh; sed -n '/^name = "f32"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
-    sed 's/^name = .*/name = "i32"/; s/^code = .*/code = 9/; s/^c_type = .*/c_type = "int32_t"/' |
+    sed 's/^name = .*/name = "q32"/; s/^code = .*/code = 99/; s/^c_type = .*/c_type = "int32_t"/' |
     { echo "[[dtype]]"; cat; } >> "$tmp/src/gen/dtypes.toml"
-dtypes=f32,i32 refuses 8 "a dtype converting to its compute type without run conversions" "widen_run must name a C identifier"
+dtypes=f32,i64,bool,q32 refuses 8 "a dtype converting to its compute type without run conversions" "widen_run must name a C identifier"
 
 # gen/ops.toml's references and test fields (t/ops-table.h)
 fresh; sed -i '0,/^ref = "-a"$/s//ref = "-b"/' "$tmp/src/gen/ops.toml"
@@ -77,7 +79,8 @@ refuses 10 "a ref calling the library's own helper" "ref: calls 'tendo__sigmoid'
 fresh; sed -i 's/^tol = { rel = 6, abs_x = 8 }$/tol = { rel = 6, absx = 8 }/' "$tmp/src/gen/ops.toml"
 refuses 11 "a misspelt tolerance" "tol: unknown field(s) absx"
 fresh; printf '[[binary]]\nname = "hypot2"\nexpr = "a * a + b * b"\n' >> "$tmp/src/gen/ops.toml"
-refuses 12 "an op without a reference" "binary #8 (hypot2): missing field 'ref'"
+nbinary=$(grep -c '^\[\[binary\]\]' "$tmp/src/gen/ops.toml")
+refuses 12 "an op without a reference" "binary #$nbinary (hypot2): missing field 'ref'"
 
 # gen/api.toml's sample calls (t/fault-table.h): a function the fault
 # sweep could not call is refused, not left out of the sweep
@@ -88,6 +91,18 @@ refuses 14 "a sample naming no fixture" "sample 't99' is none of"
 fresh; printf '[[fn]]\nname = "frob"\nret = "tensor"\nparams = ["ctensor t", "int flavour"]\ndoc = "d"\n' >> "$tmp/src/gen/api.toml"
 refuses 15 "a param the sweep cannot make a sample of" "(frob): param 'int flavour': no sample value for it"
 
+# bool and i64 are results of other dtypes' ops: a build without them is refused
+fresh; dtypes=f32,f16,i64 refuses 16 "leaving out bool" "dtype 'bool' cannot be left out"
+fresh; dtypes=f32,bool refuses 17 "leaving out i64" "dtype 'i64' cannot be left out"
+# no --dtypes: every dtype of gen/dtypes.toml, in table order
+want=$(sed -n 's/^name = "\(.*\)"$/src\/gen\/ops_\1.c/p' "$top_srcdir/gen/dtypes.toml")
+got=$("$PYTHON" "$gen" --srcdir "$top_srcdir" --list 2>&1 | tr ' ' '\n' | grep '^src/gen/ops_')
+if [ -n "$want" ] && [ "$got" = "$want" ]; then
+    echo "ok 18 - without --dtypes every dtype of gen/dtypes.toml is rendered, in table order"
+else
+    echo "not ok 18 - without --dtypes every dtype is rendered"; echo "# got: $got" | head -5
+fi
+
 # #line: an error planted in a template is reported at the template's line.
 # The rendered ops_<dt>.c is compiled against the build tree's headers, for
 # the first dtype the build has.
@@ -95,46 +110,55 @@ case "$top_builddir" in /*) ;; *) top_builddir=$(pwd)/$top_builddir ;; esac
 dt=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_builddir/include/tendo/dtype.h" 2>/dev/null | head -1)
 [ -n "$dt" ] || dt=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_srcdir/include/tendo/dtype.h" 2>/dev/null | head -1)
 syntax() { # renders and compiles $tmp/b/src/gen/ops_$dt.c, messages in $tmp/err
-    (cd "$tmp/b" && "$PYTHON" "$tmp/src/gen/tendo-gen" --srcdir "$tmp/src" --dtypes "$dt" \
-        "src/gen/ops_$dt.c" src/gen/cuda_launchers.h) &&
+    (cd "$tmp/b" && "$PYTHON" "$tmp/src/gen/tendo-gen" --srcdir "$tmp/src" --dtypes "$dt,i64,bool" \
+        "src/gen/ops_$dt.c" src/gen/cuda_launchers.h src/gen/convert.h) &&
     $CC -std=c11 -fsyntax-only -D_POSIX_C_SOURCE=200809L -I"$top_builddir" -I"$tmp/b/src" -I"$top_builddir/include" \
         -I"$top_srcdir/include" -I"$top_srcdir/src" -I"$top_builddir/t" \
         "$tmp/b/src/gen/ops_$dt.c" >"$tmp/err" 2>&1
 }
 if [ -z "$dt" ] || [ ! -f "$top_builddir/config.h" ]; then
-    for i in 16 17 18; do echo "ok $i # SKIP no configured build tree at $top_builddir"; done
+    for i in 19 20 21; do echo "ok $i # SKIP no configured build tree at $top_builddir"; done
     exit 0
 fi
 fresh; rm -rf "$tmp/b"; mkdir "$tmp/b"
 if syntax; then
-    echo "ok 16 - the rendered src/gen/ops_$dt.c, #line directives and all, compiles"
+    echo "ok 19 - the rendered src/gen/ops_$dt.c, #line directives and all, compiles"
 else
-    echo "not ok 16 - the rendered src/gen/ops_$dt.c compiles"; sed 's/^/# /' "$tmp/err" | head -20
+    echo "not ok 19 - the rendered src/gen/ops_$dt.c compiles"; sed 's/^/# /' "$tmp/err" | head -20
 fi
 # the first line of the unary op loop's body: one error per unary op
 tmpl="$tmp/src/templates/ops.c.j2"
-loop=$(grep -n '^{% for op in ops if op.kind == "unary" %}$' "$tmpl" | cut -d: -f1)
+loop=$(grep -n '^{% for op in ops if op.kind == "unary"\( and op.applies(dt)\)\? %}$' "$tmpl" | cut -d: -f1)
 line=$((loop + 1))
 sed -i "${loop}a int planted_{{ op.name }}(void) { return planted_undeclared; }" "$tmpl"
-nunary=$(grep -c '^\[\[unary\]\]' "$tmp/src/gen/ops.toml")
+# the unary ops that apply to $dt (the first dtype, a float one), as the
+# generator decides it (op.applies)
+nunary=$("$PYTHON" - "$tmp/src/gen/tendo-gen" "$tmp/src" "$dt" <<'PY'
+import importlib.machinery, os, sys
+g = importlib.machinery.SourceFileLoader("tendo_gen", sys.argv[1]).load_module()
+dt = [d for d in g.load_dtypes(os.path.join(sys.argv[2], "gen", "dtypes.toml")) if d.name == sys.argv[3]][0]
+ops = g.load_ops(os.path.join(sys.argv[2], "gen", "ops.toml"))[0]
+print(sum(1 for op in ops if op.kind == "unary" and op.applies(dt)))
+PY
+)
 if [ -z "$loop" ]; then
-    echo "not ok 17 - found the unary op loop in templates/ops.c.j2"
-    echo "not ok 18 - found the unary op loop in templates/ops.c.j2"
+    echo "not ok 20 - found the unary op loop in templates/ops.c.j2"
+    echo "not ok 21 - found the unary op loop in templates/ops.c.j2"
 elif syntax; then
-    echo "not ok 17 - a planted error at templates/ops.c.j2:$line: compiled"
-    echo "not ok 18 - a planted error at templates/ops.c.j2:$line: compiled"
+    echo "not ok 20 - a planted error at templates/ops.c.j2:$line: compiled"
+    echo "not ok 21 - a planted error at templates/ops.c.j2:$line: compiled"
 else
     errors=$(grep -c 'error:' "$tmp/err")
     at=$(grep -c "^$tmpl:$line:[0-9]*: error: .*planted_undeclared" "$tmp/err")
     if grep 'error:' "$tmp/err" | head -1 | grep -q "^$tmpl:$line:"; then
-        echo "ok 17 - a planted error is reported at templates/ops.c.j2:$line, where it was planted"
+        echo "ok 20 - a planted error is reported at templates/ops.c.j2:$line, where it was planted"
     else
-        echo "not ok 17 - a planted error is reported at templates/ops.c.j2:$line"; sed 's/^/# /' "$tmp/err" | head -20
+        echo "not ok 20 - a planted error is reported at templates/ops.c.j2:$line"; sed 's/^/# /' "$tmp/err" | head -20
     fi
     if [ "$at" -eq "$nunary" ] && [ "$errors" -eq "$nunary" ]; then
-        echo "ok 18 - and so are its copies for the other $((nunary - 1)) unary ops"
+        echo "ok 21 - and so are its copies for the other $((nunary - 1)) unary ops"
     else
-        echo "not ok 18 - $nunary errors at templates/ops.c.j2:$line: $at there, $errors in all"
+        echo "not ok 21 - $nunary errors at templates/ops.c.j2:$line: $at there, $errors in all"
         grep 'error:' "$tmp/err" | sed 's/^/# /' | head -20
     fi
 fi

@@ -363,3 +363,44 @@ int tendo__sgemm(int64_t m, int64_t n, int64_t k, float alpha,
     free(ap);
     return status;
 }
+
+/* ---- double --------------------------------------------------------------- */
+
+/* The double fallback (no BLAS, or strides BLAS cannot take): for each row
+ * of C and each block of DNC columns, C(i, j) = sum over k of A(i,k) B(k,j),
+ * summed in double in increasing k from zero; alpha scales the sum and
+ * beta*C is added once at the end.  The order of each element's sum does
+ * not depend on m, n or the row it sits in, so a caller may split m into
+ * row blocks freely (the result is bitwise the same). */
+enum { DNC = 512 };
+
+int tendo__dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t rsa, int64_t csa,
+                 const double *b, int64_t rsb, int64_t csb, double beta, double *c, int64_t ldc)
+{
+    double acc[DNC];
+
+    for (int64_t j0 = 0; j0 < n; j0 += DNC) {
+        int64_t nc = min64(DNC, n - j0);
+        for (int64_t i = 0; i < m; i++) {
+            double *ci = c + i * ldc + j0;
+            for (int64_t j = 0; j < nc; j++)
+                acc[j] = 0.0;
+            if (alpha != 0.0) {
+                for (int64_t p = 0; p < k; p++) {
+                    double aip = a[i * rsa + p * csa];
+                    const double *bp = b + p * rsb + j0 * csb;
+                    if (csb == 1) {
+                        for (int64_t j = 0; j < nc; j++)
+                            acc[j] += aip * bp[j];
+                    } else {
+                        for (int64_t j = 0; j < nc; j++)
+                            acc[j] += aip * bp[j * csb];
+                    }
+                }
+            }
+            for (int64_t j = 0; j < nc; j++)
+                ci[j] = beta == 0.0 ? alpha * acc[j] : alpha * acc[j] + beta * ci[j];
+        }
+    }
+    return 0;
+}

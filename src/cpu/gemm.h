@@ -52,6 +52,17 @@ int tendo__sgemm(int64_t m, int64_t n, int64_t k, float alpha,
                  const void *a, int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb,
                  const struct tendo__traits *t, float beta, float *c, int64_t ldc);
 
+/* The same product on double operands (f64, own compute type), summed in
+ * double: tendo's fallback where CBLAS is missing or cannot take the
+ * strides.  Element (i, j) of C is alpha times the sum over k, in
+ * increasing k from zero, of A(i,k) B(k,j), plus beta*C when beta != 0;
+ * the order does not depend on m, n or the row, so m may be split into row
+ * blocks of any size with bitwise identical results.  Any strides (0 and
+ * negative too); k == 0 or alpha == 0 gives beta*C.  Returns 0.
+ * Single-threaded, thread-safe. */
+int tendo__dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t rsa, int64_t csa,
+                 const double *b, int64_t rsb, int64_t csb, double beta, double *c, int64_t ldc);
+
 /* For tests and benchmarks: portable != 0 makes later calls use the
  * portable C micro-kernel even where AVX2+FMA is available; 0 goes back
  * to detecting the CPU.  It rewrites the CPU-feature cache, so it affects

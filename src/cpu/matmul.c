@@ -1,7 +1,9 @@
 /* src/cpu/matmul.c - numpy.matmul on the CPU (the device table's matmul):
  * row blocks of each batch on the threads, each through CBLAS (f32, when
  * built with it) or tendo__sgemm, which reads any float storage dtype
- * through the dtype table and accumulates in float. */
+ * through the dtype table and accumulates in float.  f64 (computing in
+ * double) goes through cblas_dgemm, or tendo__dgemm where CBLAS is missing
+ * or cannot take the strides, and accumulates in double. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +54,14 @@ static void blas_single_threaded(void) { openblas_set_num_threads(1); }
 #endif
 #endif
 
-/* Rows [r0, r1) of C (dense f32, n columns) = A @ B; false on out of memory. */
-static bool gemm_rows(const operand *A, const operand *B, const char *a, const char *b, int64_t n, float *c,
+/* Rows [r0, r1) of C (dense, n columns: f32, or f64 for a dtype computing
+ * in double) = A @ B; false on out of memory. */
+static bool gemm_rows(const operand *A, const operand *B, const char *a, const char *b, int64_t n, void *c,
                       const tendo__traits *t, int64_t r0, int64_t r1, bool blas)
 {
     int64_t k = A->cols;
     const char *ar = a + r0 * A->rs * (int64_t)t->size;
+    bool dbl = t->compute == TENDO__COMPUTE_DOUBLE;
 
 #ifdef TENDO_HAVE_CBLAS
     if (blas) {
@@ -65,18 +69,29 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
         int lda, ldb;
         blas_layout(r1 - r0, k, A->rs, A->cs, &ta, &lda);
         blas_layout(k, n, B->rs, B->cs, &tb, &ldb);
-        cblas_sgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)n, (int)k, 1.0f, (const float *)(const void *)ar,
-                    lda, (const float *)(const void *)b, ldb, 0.0f, c + r0 * n, (int)(n > 0 ? n : 1));
+        if (dbl)
+            cblas_dgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)n, (int)k, 1.0,
+                        (const double *)(const void *)ar, lda, (const double *)(const void *)b, ldb, 0.0,
+                        (double *)c + r0 * n, (int)(n > 0 ? n : 1));
+        else
+            cblas_sgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)n, (int)k, 1.0f,
+                        (const float *)(const void *)ar, lda, (const float *)(const void *)b, ldb, 0.0f,
+                        (float *)c + r0 * n, (int)(n > 0 ? n : 1));
         return true;
     }
 #else
     (void)blas;
 #endif
-    return tendo__sgemm(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, t, 0.0f, c + r0 * n, n) == 0;
+    if (dbl)
+        return tendo__dgemm(r1 - r0, n, k, 1.0, (const double *)(const void *)ar, A->rs, A->cs,
+                            (const double *)(const void *)b, B->rs, B->cs, 0.0, (double *)c + r0 * n, n) == 0;
+    return tendo__sgemm(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, t, 0.0f, (float *)c + r0 * n,
+                        n) == 0;
 }
 
-/* C (m x n, dense f32) = A @ B for one batch; false on out of memory. */
-static bool gemm_one(const operand *A, const operand *B, const char *a, const char *b, int64_t n, float *c,
+/* C (m x n, dense f32 or f64, as gemm_rows) = A @ B for one batch; false
+ * on out of memory. */
+static bool gemm_one(const operand *A, const operand *B, const char *a, const char *b, int64_t n, void *c,
                      const tendo__traits *t)
 {
     int64_t m = A->rows, k = A->cols, blocks = (m + ROW_BLOCK - 1) / ROW_BLOCK;
@@ -87,7 +102,7 @@ static bool gemm_one(const operand *A, const operand *B, const char *a, const ch
     {
         enum CBLAS_TRANSPOSE tr;
         int ld;
-        blas = t->own_compute && t->compute == TENDO__COMPUTE_FLOAT && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && k > 0 &&
+        blas = t->own_compute && (t->compute == TENDO__COMPUTE_FLOAT || t->compute == TENDO__COMPUTE_DOUBLE) && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && k > 0 &&
                blas_layout(m, k, A->rs, A->cs, &tr, &ld) && blas_layout(k, n, B->rs, B->cs, &tr, &ld);
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
         if (blas)
@@ -115,9 +130,14 @@ tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const t
     tendo__mm_plan p;
     int64_t m, n, csize = (int64_t)t->size;
     tendo__tensor *out;
-    float *c = NULL;
+    void *c = NULL;
+    size_t rsize = t->compute == TENDO__COMPUTE_DOUBLE ? sizeof(double) : sizeof(float);
     char *dst;
 
+    if (t->compute != TENDO__COMPUTE_FLOAT && !(t->compute == TENDO__COMPUTE_DOUBLE && t->own_compute)) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CPU matmul for %s", t->name);
+        return NULL;
+    }
     if (!tendo__mm_plan_make(op, a, b, &p))
         return NULL;
     out = tendo__tensor_new(op, a->dtype, p.out_ndim, p.out_shape, a->storage->device);
@@ -126,7 +146,7 @@ tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const t
     m = p.A.rows;
     n = p.B.cols;
     /* a dtype that is not float itself gets each batch's float result here */
-    if (!t->own_compute && m * n > 0 && !(c = tendo__malloc((size_t)(m * n) * sizeof *c))) {
+    if (!t->own_compute && m * n > 0 && !(c = tendo__malloc((size_t)(m * n) * rsize))) {
         tendo__tensor_free(out);
         tendo__fail(TENDO_ERR_OOM, op, "out of memory for a %lldx%lld float result", (long long)m, (long long)n);
         return NULL;
@@ -134,7 +154,7 @@ tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const t
     dst = tendo__tensor_data(out);
     for (int64_t bi = 0; bi < p.nbatches && m * n > 0; bi++) {
         int64_t aoff, boff;
-        float *cb = c ? c : (float *)(void *)(dst + bi * m * n * csize);
+        void *cb = c ? c : (void *)(dst + bi * m * n * csize);
 
         tendo__mm_batch_offsets(&p, bi, &aoff, &boff);
         if (!gemm_one(&p.A, &p.B, (const char *)tendo__tensor_data(a) + aoff * csize,

@@ -8,24 +8,29 @@
  * column-major terms (CUBLAS_OP_N); a transposed view (unit row stride) is
  * passed with CUBLAS_OP_T instead of being copied.  Anything else is made
  * contiguous first.  Products accumulate in f32 (CUBLAS_COMPUTE_32F; TF32
- * tensor cores for f32 only when tendo_set_allow_tf32(true)). */
+ * tensor cores for f32 only when tendo_set_allow_tf32(true)), f64 in
+ * double (CUDA_R_64F with CUBLAS_COMPUTE_64F, alpha and beta doubles). */
 #include <cublas_v2.h>
 
 #include "core/matmul.h"
 #include "cuda/glue.h"
 #include "gen/cuda_types.h"
 
-/* The cudaDataType of a dtype (gen/dtypes.toml's cuda_data_type). */
-static cudaDataType data_type(tendo_dtype dt)
+/* The cudaDataType of a dtype (gen/dtypes.toml's cuda_data_type) into
+ * *type; false for a dtype cuBLAS has no GEMM for (fp8: cublasGemmEx does
+ * not take it; the integers and bool have no matmul). */
+static bool data_type(tendo_dtype dt, cudaDataType *type)
 {
-    switch (dt) {
+    switch ((int)dt) {
 #define TENDO__CUDA_TYPE_CASE(NAME, cuda_type) \
     case TENDO_##NAME:                          \
-        return cuda_type;
+        *type = cuda_type;                      \
+        return true;
         TENDO__FOREACH_CUDA_TYPE(TENDO__CUDA_TYPE_CASE)
 #undef TENDO__CUDA_TYPE_CASE
+    default:
+        return false;
     }
-    return CUDA_R_32F; /* not reached: every dtype has one */
 }
 
 /* How cuBLAS reads a rows x cols operand with strides (rs, cs): *tr and
@@ -59,11 +64,13 @@ static bool cuda_gemm(const char *op, const tendo__tensor *a, const tendo__tenso
     const tendo__mm_operand *A = &p->A, *B = &p->B;
     int64_t m = A->rows, n = B->cols, k = A->cols, nbatches = p->nbatches, lda, ldb, sa = 0, sb = 0;
     size_t elsize = tendo_dtype_size(out->dtype);
-    cudaDataType type = data_type(out->dtype);
+    cudaDataType type = CUDA_R_32F;
     cublasOperation_t ta, tb;
     cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
     cublasHandle_t h;
-    const float one = 1.0f, zero = 0.0f;
+    const float onef = 1.0f, zerof = 0.0f;
+    const double oned = 1.0, zerod = 0.0;
+    const void *one = &onef, *zero = &zerof; /* of the compute type's scalar type */
     bool uniform = true;
     const char *pa = tendo__tensor_data(a), *pb = tendo__tensor_data(b);
     char *pc = tendo__tensor_data(out);
@@ -73,12 +80,18 @@ static bool cuda_gemm(const char *op, const tendo__tensor *a, const tendo__tenso
                     (long long)m, (long long)k, (long long)n, (long long)nbatches);
         return false;
     }
+    data_type(out->dtype, &type); /* checked by the caller */
     cu_layout(m, k, A->rs, A->cs, &ta, &lda); /* both checked by the caller */
     cu_layout(k, n, B->rs, B->cs, &tb, &ldb);
     if (!tendo__cuda_begin(op, ts, 3) || !(h = tendo__cuda_cublas(op, out->storage->device.index)))
         return false;
     if (out->dtype == TENDO_F32 && tendo_get_allow_tf32())
         ct = CUBLAS_COMPUTE_32F_FAST_TF32;
+    if (type == CUDA_R_64F) {
+        ct = CUBLAS_COMPUTE_64F;
+        one = &oned;
+        zero = &zerod;
+    }
     /* one stride per operand between batches, or a call per batch */
     if (nbatches > 1) {
         int64_t a1, b1;
@@ -90,15 +103,15 @@ static bool cuda_gemm(const char *op, const tendo__tensor *a, const tendo__tenso
     }
     if (uniform)
         return tendo__cuda_end(ts, 3, tendo__cuda_blas_ok(op, (int)cublasGemmStridedBatchedEx(
-                                   h, tb, ta, (int)n, (int)m, (int)k, &one, pb, type, (int)ldb, sb, pa, type,
-                                   (int)lda, sa, &zero, pc, type, (int)n, m * n, (int)nbatches, ct,
+                                   h, tb, ta, (int)n, (int)m, (int)k, one, pb, type, (int)ldb, sb, pa, type,
+                                   (int)lda, sa, zero, pc, type, (int)n, m * n, (int)nbatches, ct,
                                    CUBLAS_GEMM_DEFAULT)));
     for (int64_t bi = 0; bi < nbatches; bi++) {
         int64_t ao, bo;
         tendo__mm_batch_offsets(p, bi, &ao, &bo);
-        if (!tendo__cuda_blas_ok(op, (int)cublasGemmEx(h, tb, ta, (int)n, (int)m, (int)k, &one,
+        if (!tendo__cuda_blas_ok(op, (int)cublasGemmEx(h, tb, ta, (int)n, (int)m, (int)k, one,
                                                        pb + bo * (int64_t)elsize, type, (int)ldb,
-                                                       pa + ao * (int64_t)elsize, type, (int)lda, &zero,
+                                                       pa + ao * (int64_t)elsize, type, (int)lda, zero,
                                                        pc + bi * m * n * (int64_t)elsize, type, (int)n, ct,
                                                        CUBLAS_GEMM_DEFAULT)))
             return false;
@@ -114,8 +127,14 @@ tendo__tensor *tendo__cuda_matmul(const char *op, const tendo__tensor *a, const 
     int64_t ld;
     cublasOperation_t tr;
     tendo__tensor *ac = NULL, *bc = NULL, *out = NULL;
+    cudaDataType type;
     bool ok = false;
 
+    if (!data_type(a->dtype, &type)) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no cuBLAS matmul for %s on a GPU (copy to f32 or to the CPU first)",
+                    tendo_dtype_name(a->dtype));
+        return NULL;
+    }
     if (!tendo__mm_plan_make(op, a, b, &p))
         return NULL;
     if (!cu_layout(p.A.rows, p.A.cols, p.A.rs, p.A.cs, &tr, &ld)) {
