@@ -11,7 +11,7 @@ inc="-I$top_builddir/include -I$top_srcdir/include"
 dtypes=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_builddir/include/tendo/dtype.h" 2>/dev/null)
 [ -n "$dtypes" ] || dtypes=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_srcdir/include/tendo/dtype.h")
 n=$(echo $dtypes | wc -w)
-total=$((n * n + n + 1))
+total=$((n * n + n + 1 + 6))
 echo "1..$total"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -58,3 +58,34 @@ done
 i=$((i + 1))
 if compiles "int f(int *p) { return tensor_ndim(p); }"; then echo "not ok $i - tensor_ndim(int *) must not compile"
 else echo "ok $i - tensor_ndim(int *) is a compile error"; fi
+
+# ops by kind (API.md, "Which ops apply to which kinds"): a call on a dtype
+# whose kind the op does not apply to, or with an argument of the wrong
+# dtype, must not compile; the calls that apply must, with their result types
+must_fail() { # NAME SOURCE PATTERN: fails, with PATTERN in the messages
+    i=$((i + 1))
+    if compiles "$2"; then echo "not ok $i - $1 must not compile"
+    elif grep -q "$3" "$tmp/err"; then echo "ok $i - $1 is a compile error"
+    else echo "not ok $i - $1 failed for another reason"; sed 's/^/# /' "$tmp/err"; fi
+}
+must_compile() { # NAME SOURCE: compiles with no diagnostic at all (a result
+    # of the wrong pointer type would be only a warning)
+    i=$((i + 1))
+    if compiles "$2" && [ ! -s "$tmp/err" ]; then echo "ok $i - $1 compiles"
+    else echo "not ok $i - $1 compiles"; sed 's/^/# /' "$tmp/err"; fi
+}
+# an int dtype and a float one of this build (i64 is always built)
+case " $dtypes " in *" i32 "*) it=i32 ;; *) it=i64 ;; esac
+case " $dtypes " in *" f32 "*) ft=f32 ;; *) ft=f64 ;; esac
+must_fail "tensor_exp($it)" \
+    "tensor_$it *f(const tensor_$it *a) { return tensor_exp(a); }" "_Generic"
+must_fail "tensor_where with an $ft cond" \
+    "tensor_$ft *f(const tensor_$ft *c, const tensor_$ft *a, const tensor_$ft *b) { return tensor_where(c, a, b); }" tendo__dtype_mismatch
+must_fail "tensor_masked_fill with an i64 mask" \
+    "tensor_$ft *f(const tensor_$ft *a, const tensor_i64 *m) { return tensor_masked_fill(a, m, 0.0); }" tendo__dtype_mismatch
+must_fail "tensor_eq($ft, $it)" \
+    "tensor_bool *f(const tensor_$ft *a, const tensor_$it *b) { return tensor_eq(a, b); }" tendo__dtype_mismatch
+must_compile "tensor_where(bool cond, $it, $it) -> tensor_$it *" \
+    "tensor_$it *f(const tensor_bool *c, const tensor_$it *a, const tensor_$it *b) { return tensor_where(c, a, b); }"
+must_compile "tensor_sum($it) -> tensor_i64 *" \
+    "tensor_i64 *f(const tensor_$it *a) { tensor_i64 *s = tensor_sum(a, 0, false); return s; }"
