@@ -112,10 +112,10 @@ static void test_crafted(void)
            tensor_copy_to(tendo_as_f32(e), got, 6) == TENDO_OK && got[0] == 1 && got[1] == 3 && got[3] == 2,
        "Fortran order loads as a transposed view (strides [1,2]), values in column-major order");
     tendo_tensor_free(e);
-    write_npy("f8.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", le, 24);
-    ok(tendo_npy_load(path_of("f8.npy")) == NULL && tendo_error_status(tendo_last_error()) == TENDO_ERR_UNSUPPORTED &&
-           strstr(tendo_error_message(tendo_last_error()), "'<f8'"),
-       "'<f8' is TENDO_ERR_UNSUPPORTED naming the dtype: %s", tendo_error_message(tendo_last_error()));
+    write_npy("c8.npy", 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }", le, 24);
+    ok(tendo_npy_load(path_of("c8.npy")) == NULL && tendo_error_status(tendo_last_error()) == TENDO_ERR_UNSUPPORTED &&
+           strstr(tendo_error_message(tendo_last_error()), "'<c8'"),
+       "'<c8' is TENDO_ERR_UNSUPPORTED naming the dtype: %s", tendo_error_message(tendo_last_error()));
 }
 
 /* Each malformed file fails with TENDO_ERR_FORMAT (no crash, no leak). */

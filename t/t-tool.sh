@@ -89,7 +89,7 @@ usage_error "inspect --json without a FILE" inspect --json
 usage_error "inspect, unknown option" inspect --bogus "$tmp/a.npy"
 usage_error "convert without --dtype" convert "$tmp/a.npy" "$tmp/b.npy"
 usage_error "convert, --dtype without a value" convert "$tmp/a.npy" "$tmp/b.npy" --dtype
-usage_error "convert, a dtype this build lacks" convert --dtype f64 "$tmp/a.npy" "$tmp/b.npy"
+usage_error "convert, a dtype this build lacks" convert --dtype f128 "$tmp/a.npy" "$tmp/b.npy"
 check "the message names the dtypes of this build" has "f32, f16, bf16" "$tmp/err"
 usage_error "convert, not a dtype" convert --dtype=banana "$tmp/a.npy" "$tmp/b.npy"
 usage_error "convert without OUT" convert --dtype bf16 "$tmp/a.npy"
