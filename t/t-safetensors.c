@@ -700,8 +700,23 @@ static int check_python(const char *d)
     return done_testing();
 }
 
+/* t-safetensors resave IN OUT: loads IN and saves it as OUT (for
+ * t/t-safetensors-py.sh); exit status 0 when both worked. */
+static int resave(const char *in, const char *out)
+{
+    tendo_collection *c = tendo_safetensors_load(in, tendo_cpu());
+    tendo_status st = c ? tendo_safetensors_save(out, c) : TENDO_ERR_IO;
+
+    if (st != TENDO_OK)
+        fprintf(stderr, "resave: %s\n", tendo_error_message(tendo_last_error()));
+    tendo_collection_free(c);
+    return st == TENDO_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "resave"))
+        return resave(argv[2], argv[3]);
     if (argc == 3 && !strcmp(argv[1], "check")) {
         plan_lazy();
         return check_python(argv[2]);
