@@ -544,6 +544,20 @@ static void dtype_codes(void)
            kDLCUDAManaged == 13 && sizeof(DLDataType) == 4,
        "the header declares DLPack %d.%d (kDLFloat 2, kDLBfloat 4, kDLCUDAManaged 13)", DLPACK_MAJOR_VERSION,
        DLPACK_MINOR_VERSION);
+    /* dlpack 1.1's DLDataTypeCode, the numbers themselves (the table's
+     * dlpack_code must agree with them, not with the header tendo ships) */
+    ok(kDLInt == 0 && kDLUInt == 1 && kDLBool == 6 && kDLFloat8_e4m3fn == 10 && kDLFloat8_e5m2 == 12,
+       "kDLInt 0, kDLUInt 1, kDLBool 6, kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12 (DLPack 1.1)");
+    {
+        int bad = 0;
+#define CODE_OK(name, NAME, ct, np, st, dl_code, dl_bits)                                               \
+    bad += !(strcmp(#name, "bool") ? strcmp(#name, "f8e4m3") ? strcmp(#name, "f8e5m2") ? strcmp(#name, "bf16")  \
+                 ? (#name[0] == 'i' ? dl_code == kDLInt : #name[0] == 'u' ? dl_code == kDLUInt : dl_code == kDLFloat) \
+                 : dl_code == kDLBfloat : dl_code == kDLFloat8_e5m2 : dl_code == kDLFloat8_e4m3fn : dl_code == kDLBool && dl_bits == 8);
+        TENDO_FOREACH_DTYPE_INFO(CODE_OK)
+#undef CODE_OK
+        ok(bad == 0, "every dtype's DLPack code is its kind's (ints kDLInt, u8 kDLUInt, bool kDLBool 8 bits, fp8 the OCP codes): %d bad", bad);
+    }
 #ifdef TENDO_HAVE_F32
     {
         tendo_tensor *t = make(SCALAR, TENDO_F32);
