@@ -56,6 +56,9 @@ for descr in ("<f8", ">f8", "|i1", "<i2", ">i2", "<i4", ">i4", "<i8", ">i8", "|u
         np.save(src, np.asarray(x, order=order))
         r = subprocess.run([sys.argv[2], "resave", src, out], capture_output=True, text=True)
         what = f"numpy's '{descr}' ({order} order) loads in tendo; its re-save loads in numpy as the same array"
+        if r.returncode != 0 and "is not one tendo was built with" in r.stderr:
+            print(f"ok {n} # SKIP {descr}: not in this build")
+            continue
         try:
             got = np.load(out)
             good = r.returncode == 0 and got.dtype == dt.newbyteorder("=") and got.shape == x.shape and \

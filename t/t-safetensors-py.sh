@@ -104,23 +104,38 @@ keep = {k: np.ascontiguousarray(v[2]).view(np.uint8) for k, v in every.items()}
 src, back = f"{d}/every.safetensors", f"{d}/every-tendo.safetensors"
 safetensors.serialize_file({k: safetensors.TensorSpec(dtype=v[0], shape=list(v[1]), data_ptr=keep[k].ctypes.data,
                             data_len=keep[k].size) for k, v in every.items()}, src, metadata=None)
-r = subprocess.run([helper, "resave", src, back], capture_output=True, text=True)
-check(r.returncode == 0, f"tendo loads and re-saves the package's file of every dtype {r.stderr.strip()}")
-try:
-    mine, theirs = load(back), load(src)
-    bad = [k for k in theirs if mine[k]["dtype"] != theirs[k]["dtype"] or mine[k]["shape"] != theirs[k]["shape"]
-           or bytes(mine[k]["data"]) != bytes(theirs[k]["data"])]
-    check(mine.keys() == theirs.keys() and not bad,
-          f"the package reads it back: F64 I8 I16 I32 I64 U8 BOOL F8_E4M3 F8_E5M2, every byte equal {bad}")
-except Exception as e:
-    check(False, f"the package reads tendo's file of every dtype ({e})")
-with open(src, "rb") as a, open(back, "rb") as b:
-    check(a.read() == b.read(), "tendo's re-save is byte for byte the package's file (same data layout)")
 r = subprocess.run([tool, "inspect", "--json", src], capture_output=True, text=True)
 try:
     rows = {t["name"]: t for t in json.loads(r.stdout)[0]["tensors"]}
+except Exception as e:
+    rows = {}
+absent = sorted(k for k, t in rows.items() if t["dtype"].endswith(" (not built)"))
+if absent:  # a build without some dtypes: the rest loads, the absent ones are listed by name
+    theirs = load(src)
+    check(r.returncode == 0 and len(rows) == len(every) and all(
+        rows[k]["dtype"] == theirs[k]["dtype"] + " (not built)" and rows[k]["shape"] == list(every[k][1]) for k in absent),
+        f"tendo loads the package's file of every dtype; those this build lacks are listed (not built): {absent}")
+    for what in ("the package reads it back", "byte for byte the package's file"):
+        print(f"ok {n + 1} # SKIP {what}: this build lacks {absent}")
+        n += 1
+else:
+    r = subprocess.run([helper, "resave", src, back], capture_output=True, text=True)
+    check(r.returncode == 0, f"tendo loads and re-saves the package's file of every dtype {r.stderr.strip()}")
+    try:
+        mine, theirs = load(back), load(src)
+        bad = [k for k in theirs if mine[k]["dtype"] != theirs[k]["dtype"] or mine[k]["shape"] != theirs[k]["shape"]
+               or bytes(mine[k]["data"]) != bytes(theirs[k]["data"])]
+        check(mine.keys() == theirs.keys() and not bad,
+              f"the package reads it back: F64 I8 I16 I32 I64 U8 BOOL F8_E4M3 F8_E5M2, every byte equal {bad}")
+    except Exception as e:
+        check(False, f"the package reads tendo's file of every dtype ({e})")
+    with open(src, "rb") as a, open(back, "rb") as b:
+        check(a.read() == b.read(), "tendo's re-save is byte for byte the package's file (same data layout)")
+try:
     bad = []
     for k in ("f64", "i8", "i16", "i32", "i64", "u8", "bool"):
+        if k in absent:
+            continue
         x = every[k][2].astype(np.float64) if k != "i64" else np.array([float(v) for v in every[k][2]])
         t = rows[k]
         if t["dtype"] != k or t["min"] != float(x.min()) or t["max"] != float(x.max()) or \

@@ -320,19 +320,24 @@ PY
 fi
 
 # ---- integers, bool, dtypes this build lacks ---------------------------------
-# k.safetensors: i I32 [3] -1 2 7; b BOOL [4] 1 0 1 1; u U16 [2] (no tendo build has U16)
-json='{"i":{"dtype":"I32","shape":[3],"data_offsets":[0,12]},"b":{"dtype":"BOOL","shape":[4],"data_offsets":[12,16]},'
-json=$json'"u":{"dtype":"U16","shape":[2],"data_offsets":[16,20]}}'
+# k.safetensors: i I64 [3] -1 2 7; b BOOL [4] 1 0 1 1; u U16 [2] (no tendo
+# build has U16); d F64 [1] 0.5 (listed as not built where f64 is left out)
+json='{"i":{"dtype":"I64","shape":[3],"data_offsets":[0,24]},"b":{"dtype":"BOOL","shape":[4],"data_offsets":[32,36]},'
+json=$json'"u":{"dtype":"U16","shape":[2],"data_offsets":[36,40]},"d":{"dtype":"F64","shape":[1],"data_offsets":[24,32]}}'
 while [ $((${#json} % 8)) -ne 0 ]; do json="$json "; done
-{ printf "\\$(printf %03o ${#json})\\000\\000\\000\\000\\000\\000\\000"; printf '%s' "$json"
-  printf '\377\377\377\377\002\000\000\000\007\000\000\000\001\000\001\001\001\000\002\000'; } >"$tmp/k.safetensors"
+{ printf "\\$(printf %03o $((${#json} % 256)))\\$(printf %03o $((${#json} / 256)))\\000\\000\\000\\000\\000\\000"
+  printf '%s' "$json"
+  printf '\377\377\377\377\377\377\377\377\002\000\000\000\000\000\000\000\007\000\000\000\000\000\000\000'
+  printf '\000\000\000\000\000\000\340\077\001\000\001\001\001\000\002\000'; } >"$tmp/k.safetensors"
 t inspect "$tmp/k.safetensors"
 check "inspect a file with a dtype this build lacks: exit 0, listed [$(cat "$tmp/err")]" [ "$rc" -eq 0 -a ! -s "$tmp/err" ]
-check "i32 statistics exact: min -1 max 7 mean 2.66667 std 3.29983 [$(row i)]" \
-    [ "$(row i)" = "i i32 [3] 12 -1 7 2.66667 3.29983 0 0" ]
+check "i64 statistics exact: min -1 max 7 mean 2.66667 std 3.29983 [$(row i)]" \
+    [ "$(row i)" = "i i64 [3] 24 -1 7 2.66667 3.29983 0 0" ]
 check "bool statistics: min 0 max 1 mean 0.75 std 0.433013 [$(row b)]" \
     [ "$(row b)" = "b bool [4] 4 0 1 0.75 0.433013 0 0" ]
 check "U16 listed as '(not built)' with its shape [$(row u)]" [ "$(row u)" = "u U16 (not built) [2] - - - - - - -" ]
+if "$tendo" info | grep -q '^  f64 '; then want="d f64 [1] 8 0.5 0.5 0.5 0 0 0"; else want="d F64 (not built) [1] - - - - - - -"; fi
+check "F64: '$want' in this build [$(row d)]" [ "$(row d)" = "$want" ]
 t inspect --json "$tmp/k.safetensors"
 check "--json: the absent tensor, dtype '... (not built)', null bytes and statistics" \
     has '{"name": "u", "dtype": "U16 (not built)", "shape": \[2\], "bytes": null, "min": null' "$tmp/out"
