@@ -133,6 +133,37 @@ def cases():
         yield "%s 0-d %r" % ("f32" if dt is F32 else "f16", v), a(v, dt)
 
 
+def int_cases():
+    """Yields (name, array) pairs of integer and bool arrays."""
+    a = np.array
+    yield "i64 small", a([0, 1, 2], np.int64)
+    yield "i64 negatives set the width", a([-5, 10, 300], np.int64)
+    yield "i64 past 2^53, exact", a([2**53 + 1, -(2**63), 2**63 - 1], np.int64)
+    yield "u8 0 and 255", a([0, 255, 7], np.uint8)
+    yield "i8 2-D", a([[-128, 0, 1], [127, -1, 5]], np.int8)
+    yield "i16 3-D", (np.arange(24, dtype=np.int16) - 12).reshape(2, 3, 4)
+    yield "i32 rows wrap", (np.arange(60, dtype=np.int32) * 1000 - 30000).reshape(3, 20)
+    yield "i64 1-D wraps", np.arange(100, dtype=np.int64) * 12345
+    yield "i64 summarized 1-D", np.arange(2000, dtype=np.int64) - 1000
+    yield "i32 summarized 2-D", np.arange(1600, dtype=np.int32).reshape(40, 40)
+    x = np.arange(1010, dtype=np.int64)
+    x[505] = -(10**15)
+    yield "i64 summarized: elided values do not count", x
+    yield "i64 empty (0,)", np.zeros(0, np.int64)
+    yield "i32 empty (2,0)", np.zeros((2, 0), np.int32)
+    yield "bool 1-D", a([True, False, True], bool)
+    yield "bool all false", a([False, False], bool)
+    yield "bool 2-D", a([[True, False], [False, True], [True, True]], bool)
+    yield "bool wraps", np.arange(40) % 3 == 0
+    yield "bool summarized", np.arange(1100) % 2 == 0
+    yield "bool empty", np.zeros(0, bool)
+    for v in (0, -7, 2**53 + 1, -(2**63)):
+        yield "i64 0-d %d" % v, a(v, np.int64)
+    yield "u8 0-d 255", a(255, np.uint8)
+    yield "bool 0-d True", a(True)
+    yield "bool 0-d False", a(False)
+
+
 def c_string(s, indent):
     """s as C string literals, one per line of s, to be concatenated."""
     parts = s.splitlines(keepends=True) or [""]
@@ -184,6 +215,33 @@ def main():
             name, 32 if arr.dtype == F32 else 16, arr.ndim, shape, arr.size,
             bits, c_string(want, "     ")))
     out.write("\nstatic const struct print_case print_cases[] = {\n")
+    out.writelines(entries)
+    out.write("};\n\n")
+
+    # integers and bools: the values themselves, as int64 (exact)
+    out.write("struct print_int_case {\n"
+              "    const char *name;\n"
+              "    int is_bool;       /* numpy's BoolFormat, else IntegerFormat */\n"
+              "    int ndim;\n"
+              "    int64_t shape[8];\n"
+              "    int64_t numel;\n"
+              "    const int64_t *vals; /* row-major */\n"
+              "    const char *want;  /* numpy's str(a) and a newline */\n"
+              "};\n\n")
+    entries = []
+    for i, (name, arr) in enumerate(int_cases()):
+        vals = "NULL"
+        if arr.size:
+            vals = "print_ints_%d" % i
+            flat = [int(v) for v in np.ascontiguousarray(arr).reshape(-1)]
+            words = ["INT64_C(%d)" % v if v != -(2**63) else "INT64_MIN" for v in flat]
+            rows = [", ".join(words[k:k + 6]) for k in range(0, len(words), 6)]
+            out.write("static const int64_t %s[] = {\n    %s\n};\n" % (vals, ",\n    ".join(rows)))
+        shape = ", ".join(str(n) for n in arr.shape) or "0"
+        want = str(arr) + "\n"
+        entries.append('    {"%s", %d, %d, {%s}, %d, %s,\n     %s},\n' % (
+            name, arr.dtype == bool, arr.ndim, shape, arr.size, vals, c_string(want, "     ")))
+    out.write("\nstatic const struct print_int_case print_int_cases[] = {\n")
     out.writelines(entries)
     out.write("};\n\n")
 

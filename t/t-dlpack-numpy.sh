@@ -81,7 +81,7 @@ else
 fi
 
 # ---- numpy ------------------------------------------------------------------------
-NUMPY_TESTS=45 # what t.py below prints for one Python
+NUMPY_TESTS=59 # what t.py below prints for one Python
 lib=
 dlname=$(sed -n "s/^dlname='\(.*\)'$/\1/p" "$top_builddir/libtendo.la" 2>/dev/null)
 [ -n "$dlname" ] && [ -f "$top_builddir/.libs/$dlname" ] && lib=$top_builddir/.libs/$dlname
@@ -185,7 +185,8 @@ for name, res, args in [
         ("tendo_tensor_free", None, [P]), ("tendo_to_dlpack_versioned", P, [P]), ("tendo_to_dlpack", P, [P]),
         ("tendo_from_dlpack_versioned", P, [P]), ("tendo_from_dlpack", P, [P]),
         ("tendo_last_error", P, []), ("tendo_error_status", C.c_int, [P]),
-        ("tendo_error_message", C.c_char_p, [P])]:
+        ("tendo_error_message", C.c_char_p, [P]), ("tendo_tensor_dtype", C.c_int, [P]),
+        ("tendo_dtype_name", C.c_char_p, [C.c_int])]:
     f = getattr(lib, name)
     f.restype, f.argtypes = res, args
 api = C.pythonapi
@@ -370,6 +371,51 @@ if wants_versioned:
 else:
     report(True, "read-only arrays # SKIP this numpy has no versioned DLPack")
     report(True, "read-only arrays # SKIP this numpy has no versioned DLPack")
+
+# integers, bool and f64 (kDLInt 0, kDLUInt 1, kDLBool 6, kDLFloat 64):
+# numpy's legacy export imports as the tendo dtype, and tendo's export of
+# that tensor reads in numpy as the same array
+for npdt, name in [(np.int8, "i8"), (np.int16, "i16"), (np.int32, "i32"), (np.int64, "i64"),
+                   (np.uint8, "u8"), (np.bool_, "bool"), (np.float64, "f64")]:
+    what = "%s (numpy %s)" % (name, np.dtype(npdt).name)
+    if npdt is np.bool_:
+        src = np.array([[True, False, True], [False, False, True]])
+    elif npdt is np.float64:
+        src = np.array([[1e300, -0.0, 2.5], [np.inf, 5e-324, -7]])
+    else:
+        info = np.iinfo(npdt)
+        src = np.array([[info.min, info.max, 0], [-1 if info.min else 1, 42, info.max - 1]], npdt)
+    try:
+        cap = src.__dlpack__()
+    except Exception as e:  # numpy before 1.25 exports no bool
+        report(True, "%s: numpy exports it # SKIP numpy %s: %r" % (what, np.__version__, e))
+        report(True, "%s: numpy reads tendo's export # SKIP" % what)
+        continue
+    p = api.PyCapsule_GetPointer(cap, NAMES[False])
+    e = lib.tendo_from_dlpack(p)
+    if e:
+        api.PyCapsule_SetName(cap, USED[False])
+    del cap
+    got = lib.tendo_dtype_name(lib.tendo_tensor_dtype(e)).decode() if e else None
+    if not e and name not in ("i64", "bool") and b"not one this build" in lib.tendo_error_message(lib.tendo_last_error()):
+        report(True, "%s # SKIP not in this build" % what)
+        report(True, "%s # SKIP not in this build" % what)
+        continue
+    report(e is not None and got == name and lib.tendo_tensor_data(e) == src.ctypes.data,
+           "%s: numpy's export imports as tendo %s, in place" % (what, got))
+    if not e:
+        report(False, "%s: numpy reads tendo's export (import failed)" % what)
+        continue
+    x = Exported(e, "legacy")
+    try:
+        arr = np.from_dlpack(x)
+        good = arr.dtype == src.dtype and arr.shape == src.shape and arr.tobytes() == src.tobytes()
+        del arr
+    except Exception as ex:
+        good, what = False, "%s (%r)" % (what, ex)
+    lib.tendo_tensor_free(e)
+    gc.collect()
+    report(good and counts[x.index] == 1, "%s: tendo's export reads in numpy as the same array, bit for bit" % what)
 
 gc.collect()
 report(lib.tendo_pool_get_stats(cpu).bytes_in_use == baseline, "all of tendo's memory came back to the pool")

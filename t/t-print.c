@@ -14,6 +14,7 @@
 #include "io/print.h"
 #include "print-cases.h"
 #include "tap.h"
+#include "tendo.h"
 
 /* What the getter reads and what it has seen. */
 typedef struct {
@@ -197,12 +198,105 @@ static void check_errors(void)
            "negative ndim");
 }
 
+/* What the integer getter reads. */
+typedef struct {
+    const struct print_int_case *c;
+    int64_t calls, elided_reads;
+} int_source;
+
+static int64_t get_int(const void *ctx, int64_t flat)
+{
+    int_source *s = (int_source *)ctx;
+    const struct print_int_case *c = s->c;
+    int64_t rest = flat;
+
+    s->calls++;
+    if (c->numel > 1000)
+        for (int k = c->ndim - 1; k >= 0; k--) {
+            int64_t i = rest % c->shape[k];
+            if (c->shape[k] > 6 && i >= 3 && i < c->shape[k] - 3)
+                s->elided_reads++;
+            rest /= c->shape[k];
+        }
+    return c->vals[flat];
+}
+
+/* Runs one integer or bool case of print-cases.h. */
+static void check_int_case(const struct print_int_case *c)
+{
+    int_source s = {.c = c};
+    FILE *f = tmpfile();
+    char *got;
+    long len;
+    tendo_status st;
+
+    if (!f)
+        bail("tmpfile failed");
+    st = tendo__print_ints(f, c->ndim, c->shape, get_int, &s, c->is_bool);
+    len = ftell(f);
+    got = malloc(len > 0 ? (size_t)len + 1 : 1);
+    if (!got || len < 0)
+        bail("out of memory");
+    rewind(f);
+    if (fread(got, 1, (size_t)len, f) != (size_t)len)
+        bail("reading the tmpfile failed");
+    got[len] = '\0';
+    fclose(f);
+    is_string(c->want, got, "%s", c->name);
+    ok(st == TENDO_OK && s.elided_reads == 0, "%s: status ok, %lld reads, none elided", c->name,
+       (long long)s.calls);
+    free(got);
+}
+
+/* The generated tensor_<dt>_print of every integer and bool dtype reaches
+ * tendo__print_ints, exactly (2^53 + 1 is no double). */
+static void check_public_print(void)
+{
+    int64_t big[3] = {INT64_C(9007199254740993), -5, 0};
+    bool flags[3] = {true, false, true};
+    tensor_i64 *a = tensor_i64_from_data(big, TENDO_SHAPE(3), tendo_cpu());
+    tensor_bool *b = tensor_bool_from_data(flags, TENDO_SHAPE(3), tendo_cpu());
+    char buf[256];
+    FILE *f = tmpfile();
+    size_t n;
+
+    if (!f || !a || !b)
+        bail("setup failed");
+    ok(tensor_i64_print(a, f) == TENDO_OK && tensor_bool_print(b, f) == TENDO_OK, "tensor_i64_print, tensor_bool_print");
+    rewind(f);
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    is_string("[9007199254740993               -5                0]\n[ True False  True]\n", buf,
+              "  numpy's text, i64 exact past 2^53");
+    fclose(f);
+    tensor_i64_free(a);
+    tensor_bool_free(b);
+#ifdef TENDO_HAVE_U8
+    {
+        uint8_t u[2] = {255, 3};
+        tensor_u8 *c = tensor_u8_from_data(u, TENDO_SHAPE(2), tendo_cpu());
+
+        f = tmpfile();
+        ok(c && f && tensor_u8_print(c, f) == TENDO_OK, "tensor_u8_print");
+        rewind(f);
+        n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        is_string("[255   3]\n", buf, "  u8 as numpy prints it");
+        fclose(f);
+        tensor_u8_free(c);
+    }
+#endif
+}
+
 int main(void)
 {
     size_t n = sizeof print_cases / sizeof print_cases[0];
     plan_lazy();
     for (size_t i = 0; i < n; i++)
         check_case(&print_cases[i]);
+    for (size_t i = 0; i < sizeof print_int_cases / sizeof print_int_cases[0]; i++)
+        check_int_case(&print_int_cases[i]);
+    check_public_print();
     check_virtual();
     check_f16_roundtrip();
     check_errors();

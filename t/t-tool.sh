@@ -89,7 +89,7 @@ usage_error "inspect --json without a FILE" inspect --json
 usage_error "inspect, unknown option" inspect --bogus "$tmp/a.npy"
 usage_error "convert without --dtype" convert "$tmp/a.npy" "$tmp/b.npy"
 usage_error "convert, --dtype without a value" convert "$tmp/a.npy" "$tmp/b.npy" --dtype
-usage_error "convert, a dtype this build lacks" convert --dtype f64 "$tmp/a.npy" "$tmp/b.npy"
+usage_error "convert, a dtype this build lacks" convert --dtype f128 "$tmp/a.npy" "$tmp/b.npy"
 check "the message names the dtypes of this build" has "f32, f16, bf16" "$tmp/err"
 usage_error "convert, not a dtype" convert --dtype=banana "$tmp/a.npy" "$tmp/b.npy"
 usage_error "convert without OUT" convert --dtype bf16 "$tmp/a.npy"
@@ -318,5 +318,53 @@ PY
         skip "converted files load in the safetensors package: no safetensors/ml_dtypes module"
     fi
 fi
+
+# ---- integers, bool, dtypes this build lacks ---------------------------------
+# k.safetensors: i I64 [3] -1 2 7; b BOOL [4] 1 0 1 1; u U16 [2] (no tendo
+# build has U16); d F64 [1] 0.5 (listed as not built where f64 is left out)
+json='{"i":{"dtype":"I64","shape":[3],"data_offsets":[0,24]},"b":{"dtype":"BOOL","shape":[4],"data_offsets":[32,36]},'
+json=$json'"u":{"dtype":"U16","shape":[2],"data_offsets":[36,40]},"d":{"dtype":"F64","shape":[1],"data_offsets":[24,32]}}'
+while [ $((${#json} % 8)) -ne 0 ]; do json="$json "; done
+{ printf "\\$(printf %03o $((${#json} % 256)))\\$(printf %03o $((${#json} / 256)))\\000\\000\\000\\000\\000\\000"
+  printf '%s' "$json"
+  printf '\377\377\377\377\377\377\377\377\002\000\000\000\000\000\000\000\007\000\000\000\000\000\000\000'
+  printf '\000\000\000\000\000\000\340\077\001\000\001\001\001\000\002\000'; } >"$tmp/k.safetensors"
+t inspect "$tmp/k.safetensors"
+check "inspect a file with a dtype this build lacks: exit 0, listed [$(cat "$tmp/err")]" [ "$rc" -eq 0 -a ! -s "$tmp/err" ]
+check "i64 statistics exact: min -1 max 7 mean 2.66667 std 3.29983 [$(row i)]" \
+    [ "$(row i)" = "i i64 [3] 24 -1 7 2.66667 3.29983 0 0" ]
+check "bool statistics: min 0 max 1 mean 0.75 std 0.433013 [$(row b)]" \
+    [ "$(row b)" = "b bool [4] 4 0 1 0.75 0.433013 0 0" ]
+check "U16 listed as '(not built)' with its shape [$(row u)]" [ "$(row u)" = "u U16 (not built) [2] - - - - - - -" ]
+if "$tendo" info | grep -q '^  f64 '; then want="d f64 [1] 8 0.5 0.5 0.5 0 0 0"; else want="d F64 (not built) [1] - - - - - - -"; fi
+check "F64: '$want' in this build [$(row d)]" [ "$(row d)" = "$want" ]
+t inspect --json "$tmp/k.safetensors"
+check "--json: the absent tensor, dtype '... (not built)', null bytes and statistics" \
+    has '{"name": "u", "dtype": "U16 (not built)", "shape": \[2\], "bytes": null, "min": null' "$tmp/out"
+t convert --dtype f32 "$tmp/k.safetensors" "$tmp/k2.safetensors"
+check "convert of a file with an absent tensor fails by name, no OUT" \
+    sh -c "[ $rc -eq 1 ] && grep -q \"'u'\" '$tmp/err' && [ ! -e '$tmp/k2.safetensors' ]"
+
+# convert --dtype to every dtype of this build and, for the floats, back:
+# arange(6) is exact in every one of them but bool
+for dt in $("$tendo" info | awk '/^dtypes:/ { on = 1; next } on && /^  [a-z0-9]+ +[0-9]+ byte/ { print $1 } on && !/^  / { exit }'); do
+    t convert --dtype "$dt" "$tmp/m.safetensors" "$tmp/m-$dt.safetensors"
+    rc1=$rc
+    t inspect --no-stats "$tmp/m-$dt.safetensors"
+    r=$(row x)
+    case $dt in
+    f32|f16|bf16|f64|f8e4m3|f8e5m2)
+        t convert --dtype f32 "$tmp/m-$dt.safetensors" "$tmp/m-$dt-back.safetensors"
+        t inspect "$tmp/m-$dt-back.safetensors"
+        check "convert --dtype $dt and back to f32: arange(6) exact [$r] [$(row x)]" \
+            [ "$rc1" -eq 0 -a "$rc" -eq 0 -a "${r%% *}" = x -a "$(echo "$r" | cut -d' ' -f2)" = "$dt" -a \
+              "$(row x)" = "x f32 [2, 3] 24 0 5 2.5 1.70783 0 0" ] ;;
+    *)
+        t inspect "$tmp/m-$dt.safetensors"
+        if [ "$dt" = bool ]; then want="x bool [2, 3] 6 0 1 0.833333 0.372678 0 0"
+        else want="x $dt [2, 3] $(echo "$r" | cut -d' ' -f5) 0 5 2.5 1.70783 0 0"; fi
+        check "convert --dtype $dt: the floats become $dt [$(row x)]" [ "$rc1" -eq 0 -a "$(row x)" = "$want" ] ;;
+    esac
+done
 
 echo "1..$n"

@@ -151,7 +151,7 @@ out_free:
 /* Should t be converted to dtype to? */
 static bool wants_conversion(const tendo_tensor *t, tendo_dtype to)
 {
-    return tool_dtype_is_float(tendo_tensor_dtype(t)) && tendo_tensor_dtype(t) != to;
+    return t && tool_dtype_is_float(tendo_tensor_dtype(t)) && tendo_tensor_dtype(t) != to;
 }
 
 /* Converts the loaded file in and writes it to out_path; TOOL_OK or
@@ -166,6 +166,8 @@ static int convert_file(const tool_file *in, const char *out_path, tendo_dtype t
     for (int64_t i = 0; i < n; i++) {
         const tendo_tensor *t = tool_file_tensor(in, i);
 
+        if (!t) /* a dtype this build lacks: OUT could not hold it */
+            return progress_fail(p, in->path);
         if (wants_conversion(t, to))
             p->total += tendo_tensor_numel(t) * (int64_t)tendo_dtype_size(tendo_tensor_dtype(t));
     }

@@ -145,8 +145,12 @@ int tool_usage_error(const char *cmd, const char *fmt, ...)
  * bfloat16...; "" when there is none worth accepting. */
 static void numpy_style_name(char *buf, size_t n, int code, int bits)
 {
-    snprintf(buf, n, "%s%d", code == 4 ? "bfloat" : code == 2 ? "float" : code == 0 ? "int" : code == 1 ? "uint" : "",
-             bits);
+    if (code == 6)
+        snprintf(buf, n, "bool");
+    else if (code == 0 || code == 1 || code == 2 || code == 4)
+        snprintf(buf, n, "%s%d", code == 4 ? "bfloat" : code == 2 ? "float" : code == 0 ? "int" : "uint", bits);
+    else
+        snprintf(buf, n, "%s", ""); /* fp8: ml_dtypes' names are not numpy's */
 }
 
 bool tool_parse_dtype(const char *s, tendo_dtype *dt)
@@ -176,10 +180,10 @@ const char *tool_dtype_list(void)
 
 bool tool_dtype_is_float(tendo_dtype dt)
 {
-#define IS_FLOAT(name, NAME, ct, npy, st, code, bits) \
-    if (dt == TENDO_##NAME)                           \
-        return code == 2 || code == 4; /* kDLFloat, kDLBfloat */
-    TENDO_FOREACH_DTYPE_INFO(IS_FLOAT)
+#define IS_FLOAT(name, NAME, ct, kind) \
+    if (dt == TENDO_##NAME)            \
+        return !strcmp(#kind, "float");
+    TENDO_FOREACH_DTYPE_KIND(IS_FLOAT)
 #undef IS_FLOAT
     return false;
 }

@@ -29,7 +29,10 @@ void tool_inspect_help(FILE *out)
             "and infinite elements are counted in the nan and inf columns instead.\n"
             "For a tensor without NaN or Inf they equal numpy's min, max, mean and\n"
             "std (ddof=0, the population standard deviation), computed in double;\n"
-            "with none finite they are shown as '-' (null in JSON).  A .npy array\n"
+            "with none finite they are shown as '-' (null in JSON).  Integer and\n"
+            "bool tensors are read exactly (bool as 0 and 1), summed in double.\n"
+            "A tensor of a dtype this build lacks is listed with its file's\n"
+            "dtype and \"(not built)\", without bytes or statistics.  A .npy array\n"
             "has no name ('-' in the table, null in JSON).  The format comes from\n"
             "the file's contents (the .npy magic), else its name.\n"
             "\n"
@@ -53,35 +56,64 @@ typedef struct {
     double min, max, mean, m2;
 } stats;
 
-static void stats_of(const float *x, int64_t len, stats *s)
+/* The statistics of x[0..len), elements of type T (float, double or
+ * int64_t), in double. */
+#define STATS_OF(fn, T)                                                                           \
+    static void fn(const T *x, int64_t len, stats *s)                                             \
+    {                                                                                             \
+        int64_t n = 0, nan = 0, inf = 0;                                                          \
+        double sum = 0, lo = INFINITY, hi = -INFINITY, mean, m2 = 0;                              \
+                                                                                                  \
+        for (int64_t i = 0; i < len; i++) {                                                       \
+            double v = (double)x[i];                                                              \
+                                                                                                  \
+            if (isfinite(v)) {                                                                    \
+                n++;                                                                              \
+                sum += v;                                                                         \
+                lo = v < lo ? v : lo;                                                             \
+                hi = v > hi ? v : hi;                                                             \
+            } else if (isnan(v)) {                                                                \
+                nan++;                                                                            \
+            } else {                                                                              \
+                inf++;                                                                            \
+            }                                                                                     \
+        }                                                                                         \
+        mean = n ? sum / (double)n : 0;                                                           \
+        if (n == len) {                                                                           \
+            for (int64_t i = 0; i < len; i++)                                                     \
+                m2 += ((double)x[i] - mean) * ((double)x[i] - mean);                              \
+        } else {                                                                                  \
+            for (int64_t i = 0; i < len; i++)                                                     \
+                if (isfinite((double)x[i]))                                                       \
+                    m2 += ((double)x[i] - mean) * ((double)x[i] - mean);                          \
+        }                                                                                         \
+        *s = (stats){n, nan, inf, lo, hi, mean, m2};                                              \
+    }
+STATS_OF(stats_of, float)
+STATS_OF(stats_of_f64, double)
+STATS_OF(stats_of_i64, int64_t)
+
+/* The dtype statistics read t's elements as: f32 for the narrow floats,
+ * f64 for itself, i64 for integers and bool (exact, always built). */
+static tendo_dtype stats_dtype(tendo_dtype dt)
 {
-    int64_t n = 0, nan = 0, inf = 0;
-    double sum = 0, lo = INFINITY, hi = -INFINITY, mean, m2 = 0;
+#define STATS_DT(name, NAME, ct, kind) \
+    if (dt == TENDO_##NAME)            \
+        return !strcmp(#kind, "float") ? (sizeof(ct) == 8 ? dt : TENDO_F32) : TENDO_I64;
+    TENDO_FOREACH_DTYPE_KIND(STATS_DT)
+#undef STATS_DT
+    return TENDO_F32;
+}
 
-    for (int64_t i = 0; i < len; i++) {
-        double v = x[i];
-
-        if (isfinite(v)) {
-            n++;
-            sum += v;
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        } else if (isnan(v)) {
-            nan++;
-        } else {
-            inf++;
-        }
-    }
-    mean = n ? sum / (double)n : 0;
-    if (n == len) {
-        for (int64_t i = 0; i < len; i++)
-            m2 += ((double)x[i] - mean) * ((double)x[i] - mean);
-    } else {
-        for (int64_t i = 0; i < len; i++)
-            if (isfinite(x[i]))
-                m2 += ((double)x[i] - mean) * ((double)x[i] - mean);
-    }
-    *s = (stats){n, nan, inf, lo, hi, mean, m2};
+/* stats_of for n elements of dtype dt (f32, f64 or i64) at x. */
+static void stats_any(tendo_dtype dt, const void *x, int64_t len, stats *s)
+{
+    if (dt == TENDO_F32)
+        stats_of(x, len, s);
+    else if (dt == TENDO_I64)
+        stats_of_i64(x, len, s);
+    else
+        stats_of_f64(x, len, s);
 }
 
 /* a += b (Chan, Golub and LeVeque's pairwise combination). */
@@ -120,13 +152,15 @@ static bool tensor_stats(const tendo_tensor *t, const char *path, stats *out, ch
     const tendo_tensor *src = t;
     int64_t numel = tendo_tensor_numel(t), nchunks = (numel + CHUNK - 1) / CHUNK;
     stats *part;
+    tendo_dtype sdt;
     bool ok = true;
 
     *out = (stats){0, 0, 0, NAN, NAN, NAN, 0};
     if (numel == 0)
         return true;
+    sdt = stats_dtype(tendo_tensor_dtype(t));
     if (!tendo_tensor_is_contiguous(t)) { /* a Fortran-order .npy, say: copy once */
-        dense = tendo_tensor_to_dtype(t, TENDO_F32);
+        dense = tendo_tensor_to_dtype(t, sdt);
         if (!dense) {
             snprintf(why, why_size, "%s", tool_error_reason(path));
             return false;
@@ -139,25 +173,26 @@ static bool tensor_stats(const tendo_tensor *t, const char *path, stats *out, ch
         snprintf(why, why_size, "out of memory");
         return false;
     }
-    if (tendo_tensor_dtype(src) == TENDO_F32) {
-        const float *x = tendo_tensor_data(src);
+    if (tendo_tensor_dtype(src) == sdt) {
+        const char *x = tendo_tensor_data(src);
+        size_t size = tendo_dtype_size(sdt);
 
         TOOL_PRAGMA(omp parallel for schedule(dynamic, 16) num_threads(tendo_get_num_threads()))
         for (int64_t c = 0; c < nchunks; c++) {
             int64_t at = c * CHUNK;
 
-            stats_of(x + at, numel - at < CHUNK ? numel - at : CHUNK, &part[c]);
+            stats_any(sdt, x + (size_t)at * size, numel - at < CHUNK ? numel - at : CHUNK, &part[c]);
         }
     } else {
-        /* Each chunk converted to f32 (in cache) by the library. */
+        /* Each chunk converted (in cache) by the library. */
         TOOL_PRAGMA(omp parallel for schedule(dynamic, 4) num_threads(tendo_get_num_threads()))
         for (int64_t c = 0; c < nchunks; c++) {
             int64_t at = c * CHUNK, len = numel - at < CHUNK ? numel - at : CHUNK;
             tendo_tensor *view = tool_flat_chunk(src, at, len);
-            tendo_tensor *f = view ? tendo_tensor_to_dtype(view, TENDO_F32) : NULL;
+            tendo_tensor *f = view ? tendo_tensor_to_dtype(view, sdt) : NULL;
 
             if (f) {
-                stats_of(tendo_tensor_data(f), len, &part[c]);
+                stats_any(sdt, tendo_tensor_data(f), len, &part[c]);
             } else {
                 /* the error is this thread's: keep its message */
                 TOOL_PRAGMA(omp critical(tool_stats_error))
@@ -186,6 +221,7 @@ static bool tensor_stats(const tendo_tensor *t, const char *path, stats *out, ch
 typedef struct {
     const char *name; /* borrowed from the file; NULL for .npy */
     tendo_dtype dtype;
+    char missing[64]; /* "" or, for a dtype this build lacks, "F64 (not built)" */
     char shape[8 * 22 + 4]; /* "[d0, d1, ...]" */
     int64_t bytes;
     bool has_stats;
@@ -271,9 +307,16 @@ static void json_file(const tool_file *f, const row *rows, int64_t n)
             json_string(r->name);
         else
             fputs("null", stdout);
-        printf(", \"dtype\": \"%s\", \"shape\": %s, \"bytes\": %lld", tendo_dtype_name(r->dtype), r->shape,
-               (long long)r->bytes);
-        if (r->has_stats) {
+        if (r->missing[0]) {
+            printf(", \"dtype\": \"%s\", \"shape\": %s, \"bytes\": null", r->missing, r->shape);
+            if (r->has_stats)
+                fputs(", \"min\": null, \"max\": null, \"mean\": null, \"std\": null, \"nan\": null, \"inf\": null",
+                      stdout);
+        } else {
+            printf(", \"dtype\": \"%s\", \"shape\": %s, \"bytes\": %lld", tendo_dtype_name(r->dtype), r->shape,
+                   (long long)r->bytes);
+        }
+        if (r->has_stats && !r->missing[0]) {
             bool any = r->s.n > 0;
 
             fputs(", \"min\": ", stdout);
@@ -325,9 +368,9 @@ static void cells(const row *r, char cell[NCOLS][CELL])
     bool any = r->has_stats && r->s.n > 0;
 
     cell[C_NAME][0] = '\0';
-    snprintf(cell[C_DTYPE], CELL, "%s", tendo_dtype_name(r->dtype));
+    snprintf(cell[C_DTYPE], CELL, "%s", r->missing[0] ? r->missing : tendo_dtype_name(r->dtype));
     snprintf(cell[C_SHAPE], CELL, "%s", r->shape);
-    snprintf(cell[C_BYTES], CELL, "%lld", (long long)r->bytes);
+    snprintf(cell[C_BYTES], CELL, r->missing[0] ? "-" : "%lld", (long long)r->bytes);
     if (any) {
         snprintf(cell[C_MIN], CELL, "%.6g", r->s.min);
         snprintf(cell[C_MAX], CELL, "%.6g", r->s.max);
@@ -337,8 +380,8 @@ static void cells(const row *r, char cell[NCOLS][CELL])
         for (int c = C_MIN; c <= C_STD; c++)
             snprintf(cell[c], CELL, "-");
     }
-    snprintf(cell[C_NAN], CELL, "%lld", (long long)r->s.nan);
-    snprintf(cell[C_INF], CELL, "%lld", (long long)r->s.inf);
+    snprintf(cell[C_NAN], CELL, r->missing[0] ? "-" : "%lld", (long long)r->s.nan);
+    snprintf(cell[C_INF], CELL, r->missing[0] ? "-" : "%lld", (long long)r->s.inf);
 }
 
 static void table_file(const tool_file *f, const row *rows, int64_t n, bool with_stats)
@@ -387,6 +430,25 @@ static void table_file(const tool_file *f, const row *rows, int64_t n, bool with
     }
 }
 
+/* Fills r from the library's reason why a tensor is absent: "tensor 'x'
+ * has dtype F64 (shape [2, 3]), which this build of tendo lacks" (see
+ * src/io/collection.c); false when why is not that. */
+static bool missing_row(const char *why, row *r)
+{
+    const char *p = NULL, *q;
+    char dtype[32];
+
+    for (q = why; (q = strstr(q, "' has dtype ")); q++)
+        p = q; /* the last one: a name may hold the phrase */
+    if (!p || sscanf(p, "' has dtype %31s (shape ", dtype) != 1 || !(q = strstr(p, "(shape ")) ||
+        !strchr(q, ']'))
+        return false;
+    q += strlen("(shape ");
+    snprintf(r->shape, sizeof r->shape, "%.*s", (int)(strchr(q, ']') - q + 1), q);
+    snprintf(r->missing, sizeof r->missing, "%s (not built)", dtype);
+    return true;
+}
+
 /* ---- the command ------------------------------------------------------------------- */
 
 /* Loads path and prints it; false when it could not be read (said on
@@ -416,6 +478,16 @@ static bool inspect_one(const char *path, bool json, bool with_stats, bool first
         row *r = &rows[i];
 
         r->name = tool_file_name(&f, i);
+        if (!t && tendo_error_status(tendo_last_error()) == TENDO_ERR_UNSUPPORTED &&
+            missing_row(tool_error_reason(path), r)) {
+            r->has_stats = with_stats;
+            continue;
+        }
+        if (!t) {
+            snprintf(f.error, sizeof f.error, "%s", tool_error_reason(path));
+            tool_error_line("tendo inspect: %s: %s", path, f.error);
+            goto out;
+        }
         r->dtype = tendo_tensor_dtype(t);
         tool_shape_str(t, r->shape, sizeof r->shape);
         r->bytes = tendo_tensor_numel(t) * (int64_t)tendo_dtype_size(r->dtype);

@@ -133,7 +133,7 @@ static int info(int argc, char **argv)
     printf("max dims:    %d\n", TENDO_MAX_DIMS);
     printf("dtypes:\n");
 #define PRINT_DTYPE(name, NAME, ct, npy, st, code, bits)                                         \
-    printf("  %-6s %zu byte%s  safetensors %-5s numpy %s\n", #name, tendo_dtype_size(TENDO_##NAME), \
+    printf("  %-6s %zu byte%s  safetensors %-7s numpy %s\n", #name, tendo_dtype_size(TENDO_##NAME), \
            tendo_dtype_size(TENDO_##NAME) == 1 ? " " : "s", st, npy[0] ? npy : "(none)");
     TENDO_FOREACH_DTYPE_INFO(PRINT_DTYPE)
 #undef PRINT_DTYPE

@@ -19,8 +19,9 @@ extern "C" {
 TENDO_API void tendo_set_durable_saves(bool on);
 TENDO_API bool tendo_get_durable_saves(void);
 
-/* Loads a numpy .npy file (format 1.0, 2.0 or 3.0; little- or big-endian
- * '<f4'/'<f2'...; C or Fortran order, the latter as a transposed view) as
+/* Loads a numpy .npy file (format 1.0, 2.0 or 3.0; '<f8' '<f4' '<f2' '|i1'
+ * '<i2' '<i4' '<i8' '|u1' '|b1', and the big-endian '>' forms, byte-swapped;
+ * C or Fortran order, the latter as a transposed view) as
  * a new CPU tensor of the matching dtype; the caller frees it with
  * tendo_tensor_free (or tendo_as_<dt> and tensor_free).  NULL on failure:
  * TENDO_ERR_IO (unreadable), TENDO_ERR_FORMAT (not a valid .npy, naming the
@@ -29,7 +30,8 @@ TENDO_API bool tendo_get_durable_saves(void);
 TENDO_API tendo_tensor *tendo_npy_load(const char *path);
 /* Writes t (any strides, row-major order) as a format 1.0 .npy file,
  * little-endian, C order, through a temporary file renamed into place.
- * TENDO_ERR_UNSUPPORTED for a dtype numpy lacks (bf16), naming it. */
+ * TENDO_ERR_UNSUPPORTED for a dtype numpy lacks (bf16, f8e4m3, f8e5m2),
+ * naming it. */
 TENDO_API tendo_status tendo_npy_save(const char *path, const tendo_tensor *t);
 
 /* ---- collections: named tensors plus string metadata ---------------------
@@ -55,10 +57,12 @@ TENDO_API tendo_status tendo_collection_add(tendo_collection *c, const char *nam
 TENDO_API int64_t tendo_collection_count(const tendo_collection *c);
 /* Name of tensor i (0 <= i < count), borrowed; NULL when out of range. */
 TENDO_API const char *tendo_collection_name(const tendo_collection *c, int64_t i);
-/* Tensor i, borrowed; NULL when out of range. */
+/* Tensor i, borrowed; NULL when out of range, and NULL with
+ * TENDO_ERR_UNSUPPORTED (naming the tensor, its file dtype and shape) for
+ * a loaded tensor of a dtype this build lacks. */
 TENDO_API tendo_tensor *tendo_collection_at(const tendo_collection *c, int64_t i);
 /* The tensor called name, borrowed; NULL (TENDO_ERR_INVALID_ARG naming it)
- * when there is none. */
+ * when there is none; TENDO_ERR_UNSUPPORTED as tendo_collection_at. */
 TENDO_API tendo_tensor *tendo_collection_get(const tendo_collection *c, const char *name);
 /* Sets metadata key to value (both copied; a key set twice keeps the last). */
 TENDO_API tendo_status tendo_collection_set_metadata(tendo_collection *c, const char *key, const char *value);
@@ -80,9 +84,12 @@ TENDO_API const char *tendo_collection_metadata(const tendo_collection *c, const
  * copied there.  NULL on failure: TENDO_ERR_IO (unreadable), TENDO_ERR_FORMAT
  * (not valid safetensors: the file name and the fault; also a tensor with
  * an empty name or an empty __metadata__ key, which the reference
- * implementation accepts but a collection cannot hold),
- * TENDO_ERR_UNSUPPORTED (a valid dtype this build lacks, such as F64, named),
- * TENDO_ERR_DEVICE. */
+ * implementation accepts but a collection cannot hold), TENDO_ERR_DEVICE.
+ * A tensor of a valid dtype this build lacks (F64 where configure left f64
+ * out, U16...) does not fail the load: its name is in the collection, in
+ * its place, and tendo_collection_get/_at of it fail with
+ * TENDO_ERR_UNSUPPORTED naming it and the dtype.  The collection keeps
+ * the header's order. */
 TENDO_API tendo_collection *tendo_safetensors_load(const char *path, tendo_device dev);
 /* A file truncated or rewritten by another process while views of its
  * mapping live is read as the mapping is then: on Linux a touch past the
@@ -93,8 +100,11 @@ TENDO_API tendo_collection *tendo_safetensors_load(const char *path, tendo_devic
 TENDO_API tendo_collection *tendo_safetensors_load_copy(const char *path, tendo_device dev);
 /* Writes c's tensors (any device, any strides) in c's order, and its
  * metadata, in the reference layout: header length (8 bytes, little-endian),
- * the JSON header padded with spaces to a multiple of 8, then the data.
- * Written to a temporary file in the same directory and renamed into place. */
+ * the JSON header padded with spaces to a multiple of 8, then the data,
+ * widest element size first (as the reference implementation lays it out,
+ * so every tensor is aligned).  Written to a temporary file in the same
+ * directory and renamed into place.  TENDO_ERR_UNSUPPORTED, naming it, for
+ * a collection holding a tensor of a dtype this build lacks. */
 TENDO_API tendo_status tendo_safetensors_save(const char *path, const tendo_collection *c);
 
 #ifdef __cplusplus

@@ -15,6 +15,7 @@ struct tendo_collection {
     int64_t count, cap;
     char **names;
     tendo__tensor **tensors;
+    char **missing; /* per tensor: NULL, or why it is absent (a dtype this build lacks) */
     json_t *index; /* name -> integer index */
     int64_t meta_count, meta_cap;
     char **keys, **values;
@@ -142,6 +143,7 @@ void tendo_collection_free(tendo_collection *c)
         return;
     for (int64_t i = 0; i < c->count; i++) {
         free(c->names[i]);
+        free(c->missing[i]);
         tendo__tensor_free(c->tensors[i]);
     }
     for (int64_t i = 0; i < c->meta_count; i++) {
@@ -149,6 +151,7 @@ void tendo_collection_free(tendo_collection *c)
         free(c->values[i]);
     }
     free(c->names);
+    free(c->missing);
     free(c->tensors);
     free(c->keys);
     free(c->values);
@@ -156,40 +159,83 @@ void tendo_collection_free(tendo_collection *c)
     free(c);
 }
 
-tendo_status tendo__collection_take(tendo_collection *c, const char *op, const char *name, tendo__tensor *t)
+/* c->missing grown to c->cap entries (before grow() doubles c->cap). */
+static bool grow_missing(tendo_collection *c)
+{
+    int64_t want = c->cap ? c->cap * 2 : 8;
+    char **m;
+
+    if (c->count < c->cap)
+        return true;
+    m = tendo__realloc(c->missing, (size_t)want * sizeof *m);
+    if (!m)
+        return false;
+    c->missing = m;
+    return true;
+}
+
+/* Appends t (or, t NULL, an absent tensor described by missing, which is
+ * taken too) under name. */
+static tendo_status take(tendo_collection *c, const char *op, const char *name, tendo__tensor *t, char *missing)
 {
     char *copy = NULL;
     json_t *at = NULL;
 
     if (!check_collection(op, c) || !check_string(op, "name", name)) {
         tendo__tensor_free(t);
+        free(missing);
         return TENDO_ERR_INVALID_ARG;
     }
     if (tendo__utf8_prefix((const unsigned char *)name, strlen(name)) < strlen(name)) {
         tendo__tensor_free(t);
+        free(missing);
         return tendo__fail(TENDO_ERR_INVALID_ARG, op, "name '%s' is not valid UTF-8", name);
     }
     if (json_object_get(c->index, name)) {
         tendo__tensor_free(t);
+        free(missing);
         return tendo__fail(TENDO_ERR_INVALID_ARG, op, "the collection already has a tensor named '%s'", name);
     }
-    if (!grow(c->count, &c->cap, (void **)&c->names, sizeof *c->names, (void **)&c->tensors,
+    if (!grow_missing(c) ||
+        !grow(c->count, &c->cap, (void **)&c->names, sizeof *c->names, (void **)&c->tensors,
               sizeof *c->tensors) ||
         !(copy = tendo__strdup(name)) || !(at = json_integer(c->count))) {
         free(copy);
         tendo__tensor_free(t);
+        free(missing);
         return tendo__fail(TENDO_ERR_OOM, op, "out of memory adding '%s'", name);
     }
     /* name is valid UTF-8: only running out of memory fails here */
     if (json_object_set_new(c->index, name, at) != 0) { /* at is freed on failure too */
         free(copy);
         tendo__tensor_free(t);
+        free(missing);
         return tendo__fail(TENDO_ERR_OOM, op, "out of memory adding '%s'", name);
     }
     c->names[c->count] = copy;
     c->tensors[c->count] = t;
+    c->missing[c->count] = missing;
     c->count++;
     return TENDO_OK;
+}
+
+tendo_status tendo__collection_take(tendo_collection *c, const char *op, const char *name, tendo__tensor *t)
+{
+    return take(c, op, name, t, NULL);
+}
+
+tendo_status tendo__collection_take_missing(tendo_collection *c, const char *op, const char *name,
+                                            const char *dtype, int ndim, const int64_t *shape)
+{
+    char *why = NULL;
+    int n = snprintf(NULL, 0, "tensor '%s' has dtype %s (shape %s), which this build of tendo lacks", name,
+                     dtype, tendo__shape_str(ndim, shape).s);
+
+    if (n < 0 || !(why = tendo__malloc((size_t)n + 1)))
+        return tendo__fail(TENDO_ERR_OOM, op, "out of memory adding '%s'", name);
+    snprintf(why, (size_t)n + 1, "tensor '%s' has dtype %s (shape %s), which this build of tendo lacks", name, dtype,
+             tendo__shape_str(ndim, shape).s);
+    return take(c, op, name, NULL, why);
 }
 
 tendo_status tendo_collection_add(tendo_collection *c, const char *name, const tendo_tensor *t)
@@ -232,7 +278,13 @@ const char *tendo_collection_name(const tendo_collection *c, int64_t i)
 
 tendo_tensor *tendo_collection_at(const tendo_collection *c, int64_t i)
 {
-    return check_index("collection_at", c, i, c ? c->count : 0) ? erase(c->tensors[i]) : NULL;
+    if (!check_index("collection_at", c, i, c ? c->count : 0))
+        return NULL;
+    if (c->missing[i]) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, "collection_at", "%s", c->missing[i]);
+        return NULL;
+    }
+    return erase(c->tensors[i]);
 }
 
 tendo_tensor *tendo_collection_get(const tendo_collection *c, const char *name)
@@ -245,6 +297,10 @@ tendo_tensor *tendo_collection_get(const tendo_collection *c, const char *name)
     at = json_object_get(c->index, name);
     if (!at) {
         tendo__fail(TENDO_ERR_INVALID_ARG, op, "no tensor named '%s'", name);
+        return NULL;
+    }
+    if (c->missing[json_integer_value(at)]) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "%s", c->missing[json_integer_value(at)]);
         return NULL;
     }
     return erase(c->tensors[json_integer_value(at)]);

@@ -8,6 +8,11 @@
 /* Appends t under name, taking ownership of the handle t (freed with c, or
  * at once on failure).  Errors are reported for op. */
 tendo_status tendo__collection_take(tendo_collection *c, const char *op, const char *name, tendo__tensor *t);
+/* Appends, under name, a tensor this build cannot hold (its safetensors
+ * dtype is one tendo was built without): tendo_collection_get and _at of it
+ * fail with TENDO_ERR_UNSUPPORTED naming the tensor, the dtype and shape. */
+tendo_status tendo__collection_take_missing(tendo_collection *c, const char *op, const char *name,
+                                            const char *dtype, int ndim, const int64_t *shape);
 /* tendo_collection_new and _set_metadata for a loader: errors are
  * reported for op. */
 tendo_collection *tendo__collection_new(const char *op);

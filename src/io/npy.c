@@ -19,20 +19,18 @@
 
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
-/* The dtype whose numpy name is descr with '<' (any byte order), and
- * whether the file is big-endian; false when tendo has no such dtype. */
+/* The dtype whose numpy name is descr in any byte order ('<', '>', '=' or,
+ * for one-byte types, '|'), and whether the file is big-endian; false when
+ * tendo has no such dtype. */
 static bool dtype_of_descr(const char *descr, tendo_dtype *dt, bool *big)
 {
-    char little[16];
-
-    if (strlen(descr) < 2 || strlen(descr) >= sizeof little || !strchr("<>|=", descr[0]))
+    if (strlen(descr) < 2 || !strchr("<>|=", descr[0]))
         return false;
-    *big = descr[0] == '>';
-    snprintf(little, sizeof little, "<%s", descr + 1);
-#define MATCH(name, NAME, ct, np, st, code, bits) \
-    if (np[0] && !strcmp(np, little)) {           \
-        *dt = TENDO_##NAME;                       \
-        return true;                              \
+#define MATCH(name, NAME, ct, np, st, code, bits)                                        \
+    if (np[0] && !strcmp(np + 1, descr + 1) && (bits == 8 || descr[0] != '|')) {         \
+        *dt = TENDO_##NAME;                                                              \
+        *big = descr[0] == '>' && bits > 8;                                              \
+        return true;                                                                     \
     }
     TENDO_FOREACH_DTYPE_INFO(MATCH)
 #undef MATCH
@@ -231,6 +229,12 @@ tendo_tensor *tendo_npy_load(const char *path)
         memcpy(tendo__tensor_data(t), file + hstart + hlen, (size_t)numel * elsize);
         if (big)
             swap_bytes(tendo__tensor_data(t), numel, elsize);
+        if (dt == TENDO_BOOL) { /* a bool holds 0 or 1: any other byte is true */
+            unsigned char *b = tendo__tensor_data(t);
+
+            for (int64_t i = 0; i < numel; i++)
+                b[i] = b[i] != 0;
+        }
     }
     out = fortran && ndim > 1 ? tendo__permute(t, perm) : t;
     if (out != t)
@@ -264,8 +268,8 @@ tendo_status tendo_npy_save(const char *path, const tendo_tensor *e)
     TENDO_FOREACH_DTYPE_INFO(NAME_OF)
 #undef NAME_OF
     if (!descr)
-        return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "%s: numpy has no dtype for %s", path,
-                           tendo_dtype_name(t->dtype));
+        return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "%s: numpy has no dtype for %s (convert it first, e.g. to f32)",
+                           path, tendo_dtype_name(t->dtype));
     n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (int d = 0; d < t->ndim; d++)
         n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld,%s", (long long)t->shape[d],

@@ -271,6 +271,9 @@ typedef struct {
     tendo__elem_getter get;
     const void *ctx;
     tendo__roundtrip_fn rt;
+    tendo__int_getter geti; /* set for integer and bool tensors (get is NULL) */
+    bool is_bool;
+    int int_width;    /* integers: the widest shown element */
     bool summarize;   /* more than THRESHOLD elements: elide with "..." */
     float_format fmt;
     int col;          /* column of the next character */
@@ -313,6 +316,15 @@ static void visit_shown(printer *p, int axis, int64_t offset, visit_fn fn,
                         void *acc)
 {
     if (axis == p->ndim) {
+        if (p->geti) { /* integers: the widths, exactly */
+            char num[24];
+            int n = snprintf(num, sizeof num, "%" PRId64, p->geti(p->ctx, offset));
+            (void)fn;
+            (void)acc;
+            if (n > p->int_width)
+                p->int_width = n;
+            return;
+        }
         fn(p, p->get(p->ctx, offset), acc);
         return;
     }
@@ -538,7 +550,18 @@ static void print_axis(printer *p, int axis, int64_t offset, int width)
             }
         }
         int64_t at = offset + shown_index(p, axis, j) * stride;
-        if (last) {
+        if (last && p->geti) {
+            int64_t v = p->geti(p->ctx, at);
+            char num[24];
+            if (p->is_bool)
+                snprintf(num, sizeof num, "%s", v ? " True" : "False");
+            else
+                snprintf(num, sizeof num, "%" PRId64, v);
+            word.len = 0;
+            word.s[0] = '\0';
+            text_right(&word, num, p->is_bool ? 5 : p->int_width);
+            put_word(p, word.s, width - 1, indent);
+        } else if (last) {
             format_element(p, p->get(p->ctx, at), &word);
             put_word(p, word.s, width - 1, indent);
         } else {
@@ -577,6 +600,47 @@ tendo_status tendo__print_values(FILE *f, int ndim, const int64_t *shape,
     } else {
         p.summarize = numel > THRESHOLD;
         choose_format(&p);
+        print_axis(&p, 0, 0, LINE_WIDTH);
+    }
+    put_text(&p, "\n");
+    if (fflush(f) != 0)
+        p.failed = true;
+    return p.failed ? TENDO_ERR_IO : TENDO_OK;
+}
+
+/* See print.h: the layout of tendo__print_values, with numpy's integer and
+ * bool element formats. */
+tendo_status tendo__print_ints(FILE *f, int ndim, const int64_t *shape, tendo__int_getter get, const void *ctx,
+                               bool is_bool)
+{
+    if (!f || !get || ndim < 0 || (ndim > 0 && !shape))
+        return TENDO_ERR_INVALID_ARG;
+    printer p = {.f = f, .ndim = ndim, .shape = shape, .geti = get, .ctx = ctx, .is_bool = is_bool, .rt = identity};
+    bool empty = false;
+    int64_t numel = 1;
+    for (int k = 0; k < ndim; k++) {
+        if (shape[k] < 0)
+            return TENDO_ERR_INVALID_ARG;
+        empty |= shape[k] == 0;
+        numel = shape[k] > THRESHOLD ? THRESHOLD + 1 : numel * shape[k];
+        if (numel > THRESHOLD)
+            numel = THRESHOLD + 1;
+    }
+
+    if (ndim == 0) {
+        char num[24];
+        int64_t v = get(ctx, 0);
+        if (is_bool)
+            snprintf(num, sizeof num, "%s", v ? "True" : "False");
+        else
+            snprintf(num, sizeof num, "%" PRId64, v);
+        put_text(&p, num);
+    } else if (empty) {
+        put_text(&p, "[]");
+    } else {
+        p.summarize = numel > THRESHOLD;
+        if (!is_bool) /* the widest shown element sets the width */
+            visit_shown(&p, 0, 0, NULL, NULL);
         print_axis(&p, 0, 0, LINE_WIDTH);
     }
     put_text(&p, "\n");

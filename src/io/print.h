@@ -10,6 +10,7 @@
 #ifndef TENDO_SRC_PRINT_H
 #define TENDO_SRC_PRINT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,5 +34,15 @@ typedef double (*tendo__roundtrip_fn)(double v);
 tendo_status tendo__print_values(FILE *f, int ndim, const int64_t *shape,
                                  tendo__elem_getter get, const void *ctx,
                                  tendo__roundtrip_fn roundtrip);
+
+/* The element at row-major logical flat index `flat`, of an integer or
+ * bool tensor. */
+typedef int64_t (*tendo__int_getter)(const void *ctx, int64_t flat);
+
+/* tendo__print_values for integers (exact, as numpy's IntegerFormat: no
+ * decimal point, right-aligned to the widest shown element) and, is_bool,
+ * for bools (numpy's BoolFormat: "True"/"False", " True" in an array). */
+tendo_status tendo__print_ints(FILE *f, int ndim, const int64_t *shape, tendo__int_getter get, const void *ctx,
+                               bool is_bool);
 
 #endif /* TENDO_SRC_PRINT_H */

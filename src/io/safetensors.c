@@ -47,6 +47,7 @@ static const struct {
 typedef struct {
     const char *name; /* borrowed from the JSON tree */
     const char *format;
+    size_t pos; /* in the header's order */
     int bits;
     int ndim;
     int64_t shape[TENDO_MAX_DIMS];
@@ -182,6 +183,13 @@ static bool parse_entry(const header *h, const char *name, const json_t *info, e
     return true;
 }
 
+static int by_pos(const void *a, const void *b)
+{
+    const entry *x = a, *y = b;
+
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
 static int by_offset(const void *a, const void *b)
 {
     const entry *x = a, *y = b;
@@ -192,7 +200,7 @@ static int by_offset(const void *a, const void *b)
 }
 
 /* Parses and validates the header text (n bytes) against a data section
- * of data_len bytes, filling h->root and h->entries (sorted by offset);
+ * of data_len bytes, filling h->root and h->entries (in the header's order);
  * false with TENDO_ERR_FORMAT set. */
 static bool parse_header(header *h, const char *text, size_t n, uint64_t data_len)
 {
@@ -267,6 +275,7 @@ static bool parse_header(header *h, const char *text, size_t n, uint64_t data_le
         }
         if (!parse_entry(h, key, value, &h->entries[k]))
             return false;
+        h->entries[k].pos = k;
         k++;
     }
     h->n = k;
@@ -289,6 +298,9 @@ static bool parse_header(header *h, const char *text, size_t n, uint64_t data_le
                     h->path, (unsigned long long)at, (unsigned long long)data_len);
         return false;
     }
+    /* the collection keeps the header's order (which a save keeps), not the
+     * data's (which a save arranges for alignment) */
+    qsort(h->entries, h->n, sizeof *h->entries, by_pos);
     return true;
 }
 
@@ -396,15 +408,6 @@ static tendo_collection *load(const char *path, tendo_device dev, bool copy)
     }
     if (!read_at(fd, path, text, (size_t)n, 8) || !parse_header(&h, text, (size_t)n, size - 8 - n))
         goto out;
-    for (size_t i = 0; i < h.n; i++) {
-        tendo_dtype dt;
-
-        if (!tendo_dtype_of(h.entries[i].format, &dt)) {
-            tendo__fail(TENDO_ERR_UNSUPPORTED, load_op, "%s: tensor '%s' has dtype %s, which this build of tendo lacks",
-                        path, h.entries[i].name, h.entries[i].format);
-            goto out;
-        }
-    }
     if (size > 8 + n && copy) {
         /* the whole file read once into memory of its own: nothing refers
          * to the file after this, whatever happens to it */
@@ -446,9 +449,19 @@ static tendo_collection *load(const char *path, tendo_device dev, bool copy)
         }
     }
     for (size_t i = 0; i < h.n; i++) {
-        tendo__tensor *t = tensor_of(&h.entries[i], map, 8 + n, dev);
+        const entry *e = &h.entries[i];
+        tendo__tensor *t;
+        tendo_dtype dt;
 
-        if (!t || tendo__collection_take(c, load_op, h.entries[i].name, t) != TENDO_OK)
+        /* a dtype of the format this build lacks: the other tensors still
+         * load, and asking for this one says why it is not there */
+        if (!tendo_dtype_of(e->format, &dt)) {
+            if (tendo__collection_take_missing(c, load_op, e->name, e->format, e->ndim, e->shape) != TENDO_OK)
+                goto fail;
+            continue;
+        }
+        t = tensor_of(e, map, 8 + n, dev);
+        if (!t || tendo__collection_take(c, load_op, e->name, t) != TENDO_OK)
             goto fail;
     }
     goto out;
@@ -545,11 +558,10 @@ static bool is_utf8(const char *s) { return tendo__utf8_prefix((const unsigned c
 /* The header JSON for c's tensors (with their byte offsets) and metadata,
  * compact, keys in c's order (metadata first), as a string the caller
  * frees; NULL with the error set. */
-static char *header_json(const char *op, const char *path, const tendo_collection *c)
+static char *header_json(const char *op, const char *path, const tendo_collection *c, const uint64_t *begin)
 {
     int64_t count = tendo_collection_count(c), nmeta = tendo_collection_metadata_count(c);
     text_buf b = {NULL, 0, 0, false};
-    uint64_t at = 0;
 
     put(&b, "{", 1);
     if (nmeta > 0) {
@@ -591,11 +603,10 @@ static char *header_json(const char *op, const char *path, const tendo_collectio
             put_uint(&b, (uint64_t)t->shape[d]);
         }
         put_str(&b, "],\"data_offsets\":[");
-        put_uint(&b, at);
+        put_uint(&b, begin[i]);
         put(&b, ",", 1);
-        put_uint(&b, at + nbytes);
+        put_uint(&b, begin[i] + nbytes);
         put_str(&b, "]}");
-        at += nbytes;
     }
     put(&b, "}", 1);
     if (!b.oom)
@@ -610,7 +621,8 @@ tendo_status tendo_safetensors_save(const char *path, const tendo_collection *c)
 {
     static const char op[] = "safetensors_save";
     static const char spaces[8] = "       ";
-    int64_t count;
+    int64_t count, *order;
+    uint64_t *begin, at = 0;
     char *text;
     size_t len, pad;
     unsigned char len8[8];
@@ -624,35 +636,66 @@ tendo_status tendo_safetensors_save(const char *path, const tendo_collection *c)
     for (int64_t i = 0; i < count; i++) {
         const tendo__tensor *t = (const tendo__tensor *)(const void *)tendo_collection_at(c, i);
 
+        if (!t) /* a tensor of a dtype this build lacks: nothing to write */
+            return tendo__fail(TENDO_ERR_UNSUPPORTED, op,
+                               "%s: tensor '%s' has a dtype this build of tendo lacks: there is nothing to save",
+                               path, tendo_collection_name(c, i));
         if (!format_of(t->dtype)[0])
             return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "%s: safetensors has no dtype for %s ('%s')", path,
                                tendo_dtype_name(t->dtype), tendo_collection_name(c, i));
     }
-    text = header_json(op, path, c);
-    if (!text)
+    /* the data laid out widest element first (stable), as the reference
+     * implementation does: with the header padded to 8 bytes every tensor
+     * starts aligned, so a load maps them all in place */
+    order = tendo__malloc((size_t)(count ? count : 1) * sizeof *order);
+    begin = tendo__malloc((size_t)(count ? count : 1) * sizeof *begin);
+    if (!order || !begin) {
+        free(order);
+        free(begin);
+        return tendo__fail(TENDO_ERR_OOM, op, "%s: out of memory building the header", path);
+    }
+    for (size_t size = 8, k = 0; size >= 1; size /= 2)
+        for (int64_t i = 0; i < count; i++) {
+            const tendo__tensor *t = (const tendo__tensor *)(const void *)tendo_collection_at(c, i);
+            size_t el = tendo_dtype_size(t->dtype);
+
+            if (el == size || (size == 8 && el > 8)) {
+                begin[i] = at;
+                at += (uint64_t)t->numel * el;
+                order[k++] = i;
+            }
+        }
+    text = header_json(op, path, c, begin);
+    free(begin);
+    if (!text) {
+        free(order);
         return tendo_error_status(tendo_last_error());
+    }
     len = strlen(text);
     pad = (8 - len % 8) % 8;
     for (int i = 0; i < 8; i++)
         len8[i] = (unsigned char)((uint64_t)(len + pad) >> (8 * i));
     if (!tendo__outfile_open(&f, op, path)) {
         free(text);
+        free(order);
         return tendo_error_status(tendo_last_error());
     }
     tendo__outfile_write(&f, len8, 8);
     tendo__outfile_write(&f, text, len);
     tendo__outfile_write(&f, spaces, pad);
     free(text);
-    for (int64_t i = 0; i < count && !f.failed; i++) {
-        const tendo__tensor *t = (const tendo__tensor *)(const void *)tendo_collection_at(c, i);
+    for (int64_t k = 0; k < count && !f.failed; k++) {
+        const tendo__tensor *t = (const tendo__tensor *)(const void *)tendo_collection_at(c, order[k]);
         tendo__tensor *dense = tendo__host_contiguous(op, t);
 
         if (!dense) {
+            free(order);
             tendo__outfile_abort(&f);
             return tendo_error_status(tendo_last_error());
         }
         tendo__outfile_write(&f, tendo__tensor_data(dense), (size_t)t->numel * tendo_dtype_size(t->dtype));
         tendo__tensor_free(dense);
     }
+    free(order);
     return tendo__outfile_commit(&f);
 }
