@@ -18,13 +18,15 @@
 
 #include "tendo.cuh"
 
-/* Elements per vector: 16 bytes of the widest operand. */
+/* Elements per vector: 16 bytes of the widest operand, at most 4 (each
+ * element's f is inlined V + 1 times: 16 copies of an fp8 gelu cost nvcc
+ * far more than 4-byte loads of 1-byte elements cost the GPU). */
 template <typename To, typename Ta, typename Tb, typename Tc>
 struct tendo_ew_width {
     static const int w1 = sizeof(To) > sizeof(Ta) ? (int)sizeof(To) : (int)sizeof(Ta);
     static const int w2 = w1 > (int)sizeof(Tb) ? w1 : (int)sizeof(Tb);
     static const int wide = w2 > (int)sizeof(Tc) ? w2 : (int)sizeof(Tc);
-    static const int V = 16 / wide;
+    static const int V = 16 / wide < 4 ? 16 / wide : 4;
 };
 
 /* Applies f to NIN operands. */

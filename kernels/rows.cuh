@@ -14,6 +14,9 @@
  * Softmax and the norms run a block per row; a row of up to
  * TENDO_ROW_CACHE floats is read from global memory once into shared
  * memory (one read, one write per element), longer rows are read again.
+ * Rows are indexed in 64 bits only: the index math is per row, not per
+ * element, so a 32-bit variant would double the kernels (and nvcc's time)
+ * for nothing measurable.
  * Reductions accumulate in R::A; softmax and the norms in the dtype's
  * compute type (double for f64, float otherwise).
  */
@@ -200,7 +203,7 @@ template <typename T, typename R>
 static int tendo_reduce_launch(const tendo__cu_rows *r)
 {
     int64_t count = r->rows.numel;
-    bool small = tendo_small(&r->rows), cols;
+    bool cols;
     int64_t natural, nchunks;
     typename R::A *part = NULL;
     cudaError_t e;
@@ -223,11 +226,6 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
                 <<<tendo_blocks(natural * nchunks, 1), block, 0, cudaStreamPerThread>>>(*r, nchunks, part);
             tendo_reduce_parts_cols<T, R>
                 <<<tendo_blocks(count, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
-        } else if (small) {
-            tendo_reduce_split_rows<T, uint32_t, R>
-                <<<tendo_blocks(count * nchunks, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
-            tendo_reduce_parts_rows<T, uint32_t, R>
-                <<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
         } else {
             tendo_reduce_split_rows<T, int64_t, R>
                 <<<tendo_blocks(count * nchunks, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
@@ -242,17 +240,10 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
         dim3 block(TENDO_COLS_X, TENDO_COLS_Y);
         tendo_reduce_cols<T, R><<<tendo_blocks(count, TENDO_COLS_X), block, 0, cudaStreamPerThread>>>(*r);
     } else if (r->len >= 1024) {
-        if (small)
-            tendo_reduce_block<T, uint32_t, R><<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
-        else
-            tendo_reduce_block<T, int64_t, R><<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
+        tendo_reduce_block<T, int64_t, R><<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
     } else {
-        if (small)
-            tendo_reduce_warp<T, uint32_t, R>
-                <<<tendo_blocks(count, TENDO_THREADS / 32), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
-        else
-            tendo_reduce_warp<T, int64_t, R>
-                <<<tendo_blocks(count, TENDO_THREADS / 32), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
+        tendo_reduce_warp<T, int64_t, R>
+            <<<tendo_blocks(count, TENDO_THREADS / 32), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
     }
     return tendo_launched();
 }
@@ -384,10 +375,7 @@ static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
 
     if (r->rows.numel == 0)
         return 0;
-    if (tendo_small(&r->rows))
-        tendo_softmax_rows<T, uint32_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, log, cached);
-    else
-        tendo_softmax_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, log, cached);
+    tendo_softmax_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, log, cached);
     return tendo_launched();
 }
 
@@ -400,10 +388,7 @@ static int tendo_norm_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *
 
     if (r->rows.numel == 0)
         return 0;
-    if (tendo_small(&r->rows))
-        tendo_norm_rows<T, uint32_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, *c);
-    else
-        tendo_norm_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, *c);
+    tendo_norm_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, *c);
     return tendo_launched();
 }
 
@@ -476,10 +461,7 @@ static int tendo_arg_launch(const tendo__cu_rows *r, const tendo__cu_arg_ctx *c)
 
     if (r->rows.numel == 0)
         return 0;
-    if (tendo_small(&r->rows))
-        tendo_arg_rows<T, uint32_t><<<blocks, TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, c->largest);
-    else
-        tendo_arg_rows<T, int64_t><<<blocks, TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, c->largest);
+    tendo_arg_rows<T, int64_t><<<blocks, TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, c->largest);
     return tendo_launched();
 }
 
