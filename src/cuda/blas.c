@@ -24,8 +24,10 @@ static cudaDataType data_type(tendo_dtype dt)
         return cuda_type;
         TENDO__FOREACH_CUDA_TYPE(TENDO__CUDA_TYPE_CASE)
 #undef TENDO__CUDA_TYPE_CASE
+    default: /* fp8, the integers, bool: no cuBLAS type; matmul never gets here with them */
+        break;
     }
-    return CUDA_R_32F; /* not reached: every dtype has one */
+    return CUDA_R_32F;
 }
 
 /* How cuBLAS reads a rows x cols operand with strides (rs, cs): *tr and
