@@ -1,6 +1,6 @@
 /* kernels/rows.cuh - row-wise kernels over a tendo__cu_rows: reductions
  * (one gen/ops.toml [[reduction]] each), softmax/log_softmax, layer_norm
- * and rms_norm.  Everything accumulates in float.
+ * and rms_norm, and argmax/argmin.
  *
  * Reductions pick one of three shapes of work (and split long rows into
  * chunks over two passes when there are too few of them to fill the GPU,
@@ -14,6 +14,11 @@
  * Softmax and the norms run a block per row; a row of up to
  * TENDO_ROW_CACHE floats is read from global memory once into shared
  * memory (one read, one write per element), longer rows are read again.
+ * Rows are indexed in 64 bits only: the index math is per row, not per
+ * element, so a 32-bit variant would double the kernels (and nvcc's time)
+ * for nothing measurable.
+ * Reductions accumulate in R::A; softmax and the norms in the dtype's
+ * compute type (double for f64, float otherwise).
  */
 #ifndef TENDO_KERNELS_ROWS_CUH
 #define TENDO_KERNELS_ROWS_CUH
@@ -24,7 +29,10 @@
 #define TENDO_COLS_X 32
 #define TENDO_COLS_Y 8
 
-/* R is a reduction: R::identity(), R::combine(acc, x), R::finalize(acc, n). */
+/* R is a reduction: R::A its accumulator type (float, double or int64_t),
+ * R::O the output's element type, R::identity(), R::combine(acc, x) (x an
+ * input element widened by tendo_ld), R::finalize(acc, n); R() folds two
+ * accumulators. */
 
 template <typename T, typename I, typename R>
 __global__ void tendo_reduce_warp(tendo__cu_rows r)
@@ -37,21 +45,21 @@ __global__ void tendo_reduce_warp(tendo__cu_rows r)
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *x = (const T *)r.rows.base[1] + off[1];
-        float acc = R::identity();
+        typename R::A acc = R::identity();
         for (int64_t k = lane; k < r.len; k += 32)
             acc = R::combine(acc, tendo_ld(x[k * r.in_step]));
         acc = tendo_warp_reduce(acc, R());
         if (lane == 0)
-            ((T *)r.rows.base[0])[off[0]] = tendo_st<T>(R::finalize(acc, r.len));
+            ((typename R::O *)r.rows.base[0])[off[0]] = tendo_st<typename R::O>(R::finalize(acc, r.len));
     }
 }
 
 /* The block's fold of x[k * step] for k in [lo, hi) (every thread gets
  * it; every thread must call, since it syncs). */
 template <typename T, typename R>
-static __device__ __forceinline__ float tendo_fold_row(const T *x, int64_t lo, int64_t hi, int64_t step, float *sh)
+static __device__ __forceinline__ typename R::A tendo_fold_row(const T *x, int64_t lo, int64_t hi, int64_t step, typename R::A *sh)
 {
-    float acc = R::identity();
+    typename R::A acc = R::identity();
 #pragma unroll 4
     for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x)
         acc = R::combine(acc, tendo_ld(x[k * step]));
@@ -62,11 +70,11 @@ static __device__ __forceinline__ float tendo_fold_row(const T *x, int64_t lo, i
  * in[j + k * step]), by the block's TENDO_COLS_Y rows of threads; the
  * result is in the threads with threadIdx.y == 0.  Every thread must call. */
 template <typename T, typename R>
-static __device__ __forceinline__ float tendo_fold_col(const T *in, int64_t j, int64_t count, int64_t lo,
+static __device__ __forceinline__ typename R::A tendo_fold_col(const T *in, int64_t j, int64_t count, int64_t lo,
                                                        int64_t hi, int64_t step,
-                                                       float (*sh)[TENDO_COLS_X + 1])
+                                                       typename R::A (*sh)[TENDO_COLS_X + 1])
 {
-    float acc = R::identity();
+    typename R::A acc = R::identity();
     if (j < count)
         for (int64_t k = lo + threadIdx.y; k < hi; k += TENDO_COLS_Y)
             acc = R::combine(acc, tendo_ld(in[j + k * step]));
@@ -82,14 +90,14 @@ static __device__ __forceinline__ float tendo_fold_col(const T *in, int64_t j, i
 template <typename T, typename I, typename R>
 __global__ void tendo_reduce_block(tendo__cu_rows r)
 {
-    __shared__ float sh[32];
+    __shared__ typename R::A sh[32];
 
     for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) { /* the same j for the whole block */
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
-        float acc = tendo_fold_row<T, R>((const T *)r.rows.base[1] + off[1], 0, r.len, r.in_step, sh);
+        typename R::A acc = tendo_fold_row<T, R>((const T *)r.rows.base[1] + off[1], 0, r.len, r.in_step, sh);
         if (threadIdx.x == 0)
-            ((T *)r.rows.base[0])[off[0]] = tendo_st<T>(R::finalize(acc, r.len));
+            ((typename R::O *)r.rows.base[0])[off[0]] = tendo_st<typename R::O>(R::finalize(acc, r.len));
     }
 }
 
@@ -98,14 +106,14 @@ __global__ void tendo_reduce_block(tendo__cu_rows r)
 template <typename T, typename R>
 __global__ void tendo_reduce_cols(tendo__cu_rows r)
 {
-    __shared__ float sh[TENDO_COLS_Y][TENDO_COLS_X + 1];
+    __shared__ typename R::A sh[TENDO_COLS_Y][TENDO_COLS_X + 1];
     int64_t count = r.rows.numel, out_next = r.rows.stride[0][0];
 
     for (int64_t g = blockIdx.x; g * TENDO_COLS_X < count; g += gridDim.x) { /* uniform per block */
         int64_t j = g * TENDO_COLS_X + threadIdx.x;
-        float acc = tendo_fold_col<T, R>((const T *)r.rows.base[1], j, count, 0, r.len, r.in_step, sh);
+        typename R::A acc = tendo_fold_col<T, R>((const T *)r.rows.base[1], j, count, 0, r.len, r.in_step, sh);
         if (threadIdx.y == 0 && j < count)
-            ((T *)r.rows.base[0])[j * out_next] = tendo_st<T>(R::finalize(acc, r.len));
+            ((typename R::O *)r.rows.base[0])[j * out_next] = tendo_st<typename R::O>(R::finalize(acc, r.len));
     }
 }
 
@@ -123,16 +131,16 @@ __global__ void tendo_reduce_cols(tendo__cu_rows r)
 
 /* Pass 1 for rows: partial g = row g / nchunks, chunk g % nchunks. */
 template <typename T, typename I, typename R>
-__global__ void tendo_reduce_split_rows(tendo__cu_rows r, int64_t nchunks, float *part)
+__global__ void tendo_reduce_split_rows(tendo__cu_rows r, int64_t nchunks, typename R::A *part)
 {
-    __shared__ float sh[32];
+    __shared__ typename R::A sh[32];
 
     for (int64_t g = blockIdx.x; g < r.rows.numel * nchunks; g += gridDim.x) { /* uniform per block */
         int64_t j = g / nchunks, lo = g % nchunks * TENDO_SPLIT_ROW_CHUNK;
         int64_t hi = lo + TENDO_SPLIT_ROW_CHUNK < r.len ? lo + TENDO_SPLIT_ROW_CHUNK : r.len;
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
-        float acc = tendo_fold_row<T, R>((const T *)r.rows.base[1] + off[1], lo, hi, r.in_step, sh);
+        typename R::A acc = tendo_fold_row<T, R>((const T *)r.rows.base[1] + off[1], lo, hi, r.in_step, sh);
         if (threadIdx.x == 0)
             part[g] = acc;
     }
@@ -140,19 +148,19 @@ __global__ void tendo_reduce_split_rows(tendo__cu_rows r, int64_t nchunks, float
 
 /* Pass 2 for rows: a block folds row j's nchunks partials. */
 template <typename T, typename I, typename R>
-__global__ void tendo_reduce_parts_rows(tendo__cu_rows r, int64_t nchunks, const float *part)
+__global__ void tendo_reduce_parts_rows(tendo__cu_rows r, int64_t nchunks, const typename R::A *part)
 {
-    __shared__ float sh[32];
+    __shared__ typename R::A sh[32];
 
     for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
-        float acc = R::identity();
+        typename R::A acc = R::identity();
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x)
             acc = R::combine(acc, part[j * nchunks + c]);
         acc = tendo_block_reduce(acc, R(), R::identity(), sh);
         if (threadIdx.x == 0) {
             int64_t off[TENDO__CU_OPS];
             tendo_offsets<I>(r.rows, (I)j, off);
-            ((T *)r.rows.base[0])[off[0]] = tendo_st<T>(R::finalize(acc, r.len));
+            ((typename R::O *)r.rows.base[0])[off[0]] = tendo_st<typename R::O>(R::finalize(acc, r.len));
         }
     }
 }
@@ -161,16 +169,16 @@ __global__ void tendo_reduce_parts_rows(tendo__cu_rows r, int64_t nchunks, const
  * rows [c * CHUNK, (c + 1) * CHUNK) of columns 32g..32g+31 into
  * part[c * count + j]. */
 template <typename T, typename R>
-__global__ void tendo_reduce_split_cols(tendo__cu_rows r, int64_t nchunks, float *part)
+__global__ void tendo_reduce_split_cols(tendo__cu_rows r, int64_t nchunks, typename R::A *part)
 {
-    __shared__ float sh[TENDO_COLS_Y][TENDO_COLS_X + 1];
+    __shared__ typename R::A sh[TENDO_COLS_Y][TENDO_COLS_X + 1];
     int64_t count = r.rows.numel, groups = (count + TENDO_COLS_X - 1) / TENDO_COLS_X;
 
     for (int64_t b = blockIdx.x; b < groups * nchunks; b += gridDim.x) { /* uniform per block */
         int64_t g = b % groups, c = b / groups, j = g * TENDO_COLS_X + threadIdx.x;
         int64_t lo = c * TENDO_SPLIT_COL_CHUNK;
         int64_t hi = lo + TENDO_SPLIT_COL_CHUNK < r.len ? lo + TENDO_SPLIT_COL_CHUNK : r.len;
-        float acc = tendo_fold_col<T, R>((const T *)r.rows.base[1], j, count, lo, hi, r.in_step, sh);
+        typename R::A acc = tendo_fold_col<T, R>((const T *)r.rows.base[1], j, count, lo, hi, r.in_step, sh);
         if (threadIdx.y == 0 && j < count)
             part[c * count + j] = acc;
     }
@@ -178,16 +186,16 @@ __global__ void tendo_reduce_split_cols(tendo__cu_rows r, int64_t nchunks, float
 
 /* Pass 2 for columns: a thread per column folds its nchunks partials. */
 template <typename T, typename R>
-__global__ void tendo_reduce_parts_cols(tendo__cu_rows r, int64_t nchunks, const float *part)
+__global__ void tendo_reduce_parts_cols(tendo__cu_rows r, int64_t nchunks, const typename R::A *part)
 {
     int64_t count = r.rows.numel, out_next = r.rows.stride[0][0];
 
     for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < count;
          j += (int64_t)gridDim.x * blockDim.x) {
-        float acc = R::identity();
+        typename R::A acc = R::identity();
         for (int64_t c = 0; c < nchunks; c++)
             acc = R::combine(acc, part[c * count + j]);
-        ((T *)r.rows.base[0])[j * out_next] = tendo_st<T>(R::finalize(acc, r.len));
+        ((typename R::O *)r.rows.base[0])[j * out_next] = tendo_st<typename R::O>(R::finalize(acc, r.len));
     }
 }
 
@@ -195,9 +203,9 @@ template <typename T, typename R>
 static int tendo_reduce_launch(const tendo__cu_rows *r)
 {
     int64_t count = r->rows.numel;
-    bool small = tendo_small(&r->rows), cols;
+    bool cols;
     int64_t natural, nchunks;
-    float *part = NULL;
+    typename R::A *part = NULL;
     cudaError_t e;
 
     if (count == 0)
@@ -207,7 +215,7 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
     nchunks = (r->len + (cols ? TENDO_SPLIT_COL_CHUNK : TENDO_SPLIT_ROW_CHUNK) - 1) /
               (cols ? TENDO_SPLIT_COL_CHUNK : TENDO_SPLIT_ROW_CHUNK);
     if ((cols || r->len >= 1024) && natural < TENDO_SPLIT_MIN_BLOCKS && nchunks >= 4) {
-        e = cudaMallocAsync((void **)&part, (size_t)(count * nchunks) * sizeof(float), cudaStreamPerThread);
+        e = cudaMallocAsync((void **)&part, (size_t)(count * nchunks) * sizeof(typename R::A), cudaStreamPerThread);
         if (e != cudaSuccess) {
             (void)cudaGetLastError(); /* reported by the return, not by the next launch */
             return (int)e;
@@ -218,11 +226,6 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
                 <<<tendo_blocks(natural * nchunks, 1), block, 0, cudaStreamPerThread>>>(*r, nchunks, part);
             tendo_reduce_parts_cols<T, R>
                 <<<tendo_blocks(count, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
-        } else if (small) {
-            tendo_reduce_split_rows<T, uint32_t, R>
-                <<<tendo_blocks(count * nchunks, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
-            tendo_reduce_parts_rows<T, uint32_t, R>
-                <<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
         } else {
             tendo_reduce_split_rows<T, int64_t, R>
                 <<<tendo_blocks(count * nchunks, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
@@ -237,39 +240,53 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
         dim3 block(TENDO_COLS_X, TENDO_COLS_Y);
         tendo_reduce_cols<T, R><<<tendo_blocks(count, TENDO_COLS_X), block, 0, cudaStreamPerThread>>>(*r);
     } else if (r->len >= 1024) {
-        if (small)
-            tendo_reduce_block<T, uint32_t, R><<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
-        else
-            tendo_reduce_block<T, int64_t, R><<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
+        tendo_reduce_block<T, int64_t, R><<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
     } else {
-        if (small)
-            tendo_reduce_warp<T, uint32_t, R>
-                <<<tendo_blocks(count, TENDO_THREADS / 32), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
-        else
-            tendo_reduce_warp<T, int64_t, R>
-                <<<tendo_blocks(count, TENDO_THREADS / 32), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
+        tendo_reduce_warp<T, int64_t, R>
+            <<<tendo_blocks(count, TENDO_THREADS / 32), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
     }
     return tendo_launched();
 }
 
 /* ---- softmax and the norms ------------------------------------------------- */
 
+/* The compute type of element type T: double for f64, float otherwise. */
+template <typename T> struct tendo_ct_ {
+    typedef float C;
+};
+template <> struct tendo_ct_<double> {
+    typedef double C;
+};
+
+static __device__ __forceinline__ float tendo_exp(float x) { return expf(x); }
+static __device__ __forceinline__ double tendo_exp(double x) { return exp(x); }
+static __device__ __forceinline__ float tendo_log(float x) { return logf(x); }
+static __device__ __forceinline__ double tendo_log(double x) { return log(x); }
+static __device__ __forceinline__ float tendo_sqrt(float x) { return sqrtf(x); }
+static __device__ __forceinline__ double tendo_sqrt(double x) { return sqrt(x); }
+
+/* Rows of up to this many compute-type elements are cached. */
+#define TENDO_ROW_CACHE_OF(C) (TENDO_ROW_CACHE * (int64_t)sizeof(float) / (int64_t)sizeof(C))
+
 struct tendo_fold_sum {
-    __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+    template <typename C> __device__ __forceinline__ C operator()(C a, C b) const { return a + b; }
 };
 struct tendo_fold_max {
     /* NaN wins, as tendo__maximum */
-    __device__ __forceinline__ float operator()(float a, float b) const { return (a != a || a > b) ? a : b; }
+    template <typename C> __device__ __forceinline__ C operator()(C a, C b) const { return (a != a || a > b) ? a : b; }
 };
+
+/* The dynamic shared memory of a block (one name for every instantiation). */
+extern __shared__ __align__(16) unsigned char tendo_dyn_shared[];
 
 /* Element k of the row: from the shared cache, or from global memory
  * (and into the cache when one is used). */
-template <typename T>
-static __device__ __forceinline__ float tendo_row_get(const T *x, int64_t step, int64_t k, float *cache, bool fill)
+template <typename T, typename C>
+static __device__ __forceinline__ C tendo_row_get(const T *x, int64_t step, int64_t k, C *cache, bool fill)
 {
     if (cache && !fill)
         return cache[k];
-    float v = tendo_ld(x[k * step]);
+    C v = tendo_ld(x[k * step]);
     if (cache)
         cache[k] = v;
     return v;
@@ -278,32 +295,32 @@ static __device__ __forceinline__ float tendo_row_get(const T *x, int64_t step, 
 template <typename T, typename I>
 __global__ void tendo_softmax_rows(tendo__cu_rows r, int log, int cached)
 {
-    extern __shared__ float row[];
-    __shared__ float sh[32];
-    float *cache = cached ? row : NULL;
+    typedef typename tendo_ct_<T>::C C;
+    __shared__ C sh[32];
+    C *cache = cached ? (C *)tendo_dyn_shared : NULL;
 
     for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *x = (const T *)r.rows.base[1] + off[1];
         T *y = (T *)r.rows.base[0] + off[0];
-        float m = -INFINITY, s = 0.0f;
+        C m = -INFINITY, s = 0;
 
         /* each thread only ever touches its own k of the cache */
         for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
             m = tendo_fold_max()(m, tendo_row_get(x, r.in_step, k, cache, true));
-        m = tendo_block_reduce(m, tendo_fold_max(), -INFINITY, sh);
+        m = tendo_block_reduce(m, tendo_fold_max(), (C)-INFINITY, sh);
         for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
-            s += expf(tendo_row_get(x, r.in_step, k, cache, false) - m);
-        s = tendo_block_reduce(s, tendo_fold_sum(), 0.0f, sh);
+            s += tendo_exp(tendo_row_get(x, r.in_step, k, cache, false) - m);
+        s = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
         if (log) {
-            float ls = logf(s);
+            C ls = tendo_log(s);
             for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
                 y[k * r.out_step] = tendo_st<T>((tendo_row_get(x, r.in_step, k, cache, false) - m) - ls);
         } else {
-            float inv = 1.0f / s;
+            C inv = (C)1 / s;
             for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
-                y[k * r.out_step] = tendo_st<T>(expf(tendo_row_get(x, r.in_step, k, cache, false) - m) * inv);
+                y[k * r.out_step] = tendo_st<T>(tendo_exp(tendo_row_get(x, r.in_step, k, cache, false) - m) * inv);
         }
     }
 }
@@ -311,9 +328,9 @@ __global__ void tendo_softmax_rows(tendo__cu_rows r, int log, int cached)
 template <typename T, typename I>
 __global__ void tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
 {
-    extern __shared__ float row[];
-    __shared__ float sh[32];
-    float *cache = r.len <= TENDO_ROW_CACHE ? row : NULL;
+    typedef typename tendo_ct_<T>::C C;
+    __shared__ C sh[32];
+    C *cache = r.len <= TENDO_ROW_CACHE_OF(C) ? (C *)tendo_dyn_shared : NULL;
     const T *w = (const T *)c.w, *b = (const T *)c.b;
 
     for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
@@ -321,28 +338,28 @@ __global__ void tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *x = (const T *)r.rows.base[1] + off[1];
         T *y = (T *)r.rows.base[0] + off[0];
-        float mean = 0.0f, s = 0.0f, scale;
+        C mean = 0, s = 0, scale;
 
         if (c.rms) {
             for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
-                float v = tendo_row_get(x, r.in_step, k, cache, true);
+                C v = tendo_row_get(x, r.in_step, k, cache, true);
                 s += v * v;
             }
         } else { /* two passes, as the CPU: the mean, then the mean square deviation */
             for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
                 s += tendo_row_get(x, r.in_step, k, cache, true);
-            mean = tendo_block_reduce(s, tendo_fold_sum(), 0.0f, sh) / (float)r.len;
-            s = 0.0f;
+            mean = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh) / (C)r.len;
+            s = 0;
             for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
-                float d = tendo_row_get(x, r.in_step, k, cache, false) - mean;
+                C d = tendo_row_get(x, r.in_step, k, cache, false) - mean;
                 s += d * d;
             }
         }
-        s = tendo_block_reduce(s, tendo_fold_sum(), 0.0f, sh);
-        scale = 1.0f / sqrtf(s / (float)r.len + c.eps);
+        s = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
+        scale = (C)1 / tendo_sqrt(s / (C)r.len + (C)c.eps);
         for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
-            float v = (tendo_row_get(x, r.in_step, k, cache, false) - mean) * scale;
-            v = v * (w ? tendo_ld(w[k * c.w_stride]) : 1.0f) + (b ? tendo_ld(b[k * c.b_stride]) : 0.0f);
+            C v = (tendo_row_get(x, r.in_step, k, cache, false) - mean) * scale;
+            v = v * (w ? (C)tendo_ld(w[k * c.w_stride]) : (C)1) + (b ? (C)tendo_ld(b[k * c.b_stride]) : (C)0);
             y[k * r.out_step] = tendo_st<T>(v);
         }
     }
@@ -351,31 +368,100 @@ __global__ void tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
 template <typename T>
 static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
 {
-    int cached = r->len <= TENDO_ROW_CACHE;
-    size_t shmem = cached ? (size_t)r->len * sizeof(float) : 0;
+    typedef typename tendo_ct_<T>::C C;
+    int cached = r->len <= TENDO_ROW_CACHE_OF(C);
+    size_t shmem = cached ? (size_t)r->len * sizeof(C) : 0;
     unsigned blocks = tendo_blocks(r->rows.numel, 1);
 
     if (r->rows.numel == 0)
         return 0;
-    if (tendo_small(&r->rows))
-        tendo_softmax_rows<T, uint32_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, log, cached);
-    else
-        tendo_softmax_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, log, cached);
+    tendo_softmax_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, log, cached);
     return tendo_launched();
 }
 
 template <typename T>
 static int tendo_norm_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *c)
 {
-    size_t shmem = r->len <= TENDO_ROW_CACHE ? (size_t)r->len * sizeof(float) : 0;
+    typedef typename tendo_ct_<T>::C C;
+    size_t shmem = r->len <= TENDO_ROW_CACHE_OF(C) ? (size_t)r->len * sizeof(C) : 0;
     unsigned blocks = tendo_blocks(r->rows.numel, 1);
 
     if (r->rows.numel == 0)
         return 0;
-    if (tendo_small(&r->rows))
-        tendo_norm_rows<T, uint32_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, *c);
-    else
-        tendo_norm_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, *c);
+    tendo_norm_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, *c);
+    return tendo_launched();
+}
+
+/* ---- argmax / argmin --------------------------------------------------------
+ *
+ * A block per row writes the int64 index of the row's largest (smallest)
+ * element: the first one on ties; a NaN beats everything, the first NaN
+ * (PyTorch's rule, as the CPU).  Each thread keeps its best (value, index)
+ * over a strided slice of the row; the block folds the pairs, preferring
+ * the lower index whenever neither beats the other. */
+
+/* Whether candidate (v, i) beats (bv, bi) */
+template <typename C>
+static __device__ __forceinline__ bool tendo_arg_beats(C v, int64_t i, C bv, int64_t bi, bool largest)
+{
+    if (bi < 0)
+        return i >= 0;
+    if (i < 0)
+        return false;
+    bool vn = v != v, bn = bv != bv;
+    if (vn || bn)
+        return vn && (!bn || i < bi);
+    if (v == bv)
+        return i < bi;
+    return largest ? v > bv : v < bv;
+}
+
+template <typename T, typename I>
+__global__ void tendo_arg_rows(tendo__cu_rows r, int largest)
+{
+    typedef decltype(tendo_ld(T())) C;
+    __shared__ C shv[TENDO_THREADS];
+    __shared__ int64_t shi[TENDO_THREADS];
+
+    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) { /* uniform per block */
+        int64_t off[TENDO__CU_OPS];
+        tendo_offsets<I>(r.rows, (I)j, off);
+        const T *x = (const T *)r.rows.base[1] + off[1];
+        C bv = C();
+        int64_t bi = -1;
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+            C v = tendo_ld(x[k * r.in_step]);
+            if (tendo_arg_beats(v, k, bv, bi, largest != 0)) {
+                bv = v;
+                bi = k;
+            }
+        }
+        shv[threadIdx.x] = bv;
+        shi[threadIdx.x] = bi;
+        __syncthreads();
+        for (int h = blockDim.x / 2; h > 0; h >>= 1) {
+            if ((int)threadIdx.x < h &&
+                tendo_arg_beats(shv[threadIdx.x + h], shi[threadIdx.x + h], shv[threadIdx.x], shi[threadIdx.x],
+                                largest != 0)) {
+                shv[threadIdx.x] = shv[threadIdx.x + h];
+                shi[threadIdx.x] = shi[threadIdx.x + h];
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0)
+            ((int64_t *)r.rows.base[0])[off[0]] = shi[0] < 0 ? 0 : shi[0];
+        __syncthreads(); /* shv/shi are rewritten by the next row */
+    }
+}
+
+template <typename T>
+static int tendo_arg_launch(const tendo__cu_rows *r, const tendo__cu_arg_ctx *c)
+{
+    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+
+    if (r->rows.numel == 0)
+        return 0;
+    tendo_arg_rows<T, int64_t><<<blocks, TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, c->largest);
     return tendo_launched();
 }
 

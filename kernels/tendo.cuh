@@ -1,5 +1,5 @@
 /* kernels/tendo.cuh - device helpers shared by tendo's CUDA kernels:
- * element loads and stores through float, 64- or 32-bit index math over a
+ * element loads and stores in each dtype's compute type, 64- or 32-bit index math over a
  * tendo__cu_iter, 16-byte vectors, warp and block reductions, launch
  * geometry and error returns.  Included by the generated
  * src/gen/cuda_*.cu and by src/cuda/*.cu; hand-written, never installed.
@@ -13,18 +13,35 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "tendo/core.h" /* the C element types: tendo_f16, tendo_f8e4m3, ... */
+#include "core/fp8.h"
 #include "core/launch.h"
 
-/* ---- elements: every dtype computes in float ---------------------------- */
+/* ---- elements ------------------------------------------------------------------
+ *
+ * tendo_ld(x) widens element x to its dtype's compute type (float for the
+ * 16- and 8-bit floats, the element's own type otherwise: double, the
+ * integers, bool); tendo_st<T>(v) converts a compute-type (or accumulator)
+ * value v back to element type T, rounded once to nearest even for a
+ * narrow float (like the CPU's narrowing), by C++'s conversion otherwise
+ * (bool: v != 0).  The 8-bit floats are tendo's own C structs, converted by
+ * the TENDO_HD functions of src/core/fp8.h, bit for bit as on the CPU. */
 
 static __device__ __forceinline__ float tendo_ld(float x) { return x; }
+static __device__ __forceinline__ double tendo_ld(double x) { return x; }
 static __device__ __forceinline__ float tendo_ld(__half x) { return __half2float(x); }
 static __device__ __forceinline__ float tendo_ld(__nv_bfloat16 x) { return __bfloat162float(x); }
+static __device__ __forceinline__ float tendo_ld(tendo_f8e4m3 x) { return tendo__f8e4m3_bits_to_f32(x.bits); }
+static __device__ __forceinline__ float tendo_ld(tendo_f8e5m2 x) { return tendo__f8e5m2_bits_to_f32(x.bits); }
+static __device__ __forceinline__ bool tendo_ld(bool x) { return x; }
+static __device__ __forceinline__ int8_t tendo_ld(int8_t x) { return x; }
+static __device__ __forceinline__ int16_t tendo_ld(int16_t x) { return x; }
+static __device__ __forceinline__ int32_t tendo_ld(int32_t x) { return x; }
+static __device__ __forceinline__ int64_t tendo_ld(int64_t x) { return x; }
+static __device__ __forceinline__ uint8_t tendo_ld(uint8_t x) { return x; }
 
-/* float -> T, rounded once to nearest even (like the CPU's narrowing). */
-template <typename T> struct tendo_st_;
-template <> struct tendo_st_<float> {
-    static __device__ __forceinline__ float f(float v) { return v; }
+template <typename T> struct tendo_st_ {
+    template <typename V> static __device__ __forceinline__ T f(V v) { return (T)v; }
 };
 template <> struct tendo_st_<__half> {
     static __device__ __forceinline__ __half f(float v) { return __float2half_rn(v); }
@@ -32,7 +49,23 @@ template <> struct tendo_st_<__half> {
 template <> struct tendo_st_<__nv_bfloat16> {
     static __device__ __forceinline__ __nv_bfloat16 f(float v) { return __float2bfloat16_rn(v); }
 };
-template <typename T> static __device__ __forceinline__ T tendo_st(float v) { return tendo_st_<T>::f(v); }
+template <> struct tendo_st_<tendo_f8e4m3> {
+    static __device__ __forceinline__ tendo_f8e4m3 f(float v) { tendo_f8e4m3 r = {tendo__f32_to_f8e4m3_bits(v)}; return r; }
+};
+template <> struct tendo_st_<tendo_f8e5m2> {
+    static __device__ __forceinline__ tendo_f8e5m2 f(float v) { tendo_f8e5m2 r = {tendo__f32_to_f8e5m2_bits(v)}; return r; }
+};
+template <typename T, typename V> static __device__ __forceinline__ T tendo_st(V v) { return tendo_st_<T>::f(v); }
+
+/* The device side of the f16/bf16 conversions that gen/tendo-gen's cast()
+ * spells for the CPU (src/cpu/half.h, not compiled for the device): the
+ * same roundings (once, to nearest even), by CUDA's intrinsics. */
+static __device__ __forceinline__ float tendo__f16_bits_to_f32(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+static __device__ __forceinline__ uint16_t tendo__f32_to_f16_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
+static __device__ __forceinline__ uint16_t tendo__f64_to_f16_bits(double d) { return __half_as_ushort(__double2half(d)); }
+static __device__ __forceinline__ float tendo__bf16_bits_to_f32(uint16_t h) { return __bfloat162float(__ushort_as_bfloat16(h)); }
+static __device__ __forceinline__ uint16_t tendo__f32_to_bf16_bits(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+static __device__ __forceinline__ uint16_t tendo__f64_to_bf16_bits(double d) { return __bfloat16_as_ushort(__double2bfloat16(d)); }
 
 /* V elements of T, loaded or stored as one 16-byte (or smaller) access. */
 template <typename T, int V> struct alignas(sizeof(T) * V) tendo_vec {
@@ -96,8 +129,8 @@ static inline bool tendo_aligned16(const void *p) { return ((uintptr_t)p & 15u) 
 /* ---- reductions ------------------------------------------------------------ */
 
 /* Folds v across the warp with F (every lane gets the result). */
-template <typename F>
-static __device__ __forceinline__ float tendo_warp_reduce(float v, F f)
+template <typename A, typename F>
+static __device__ __forceinline__ A tendo_warp_reduce(A v, F f)
 {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
@@ -106,10 +139,10 @@ static __device__ __forceinline__ float tendo_warp_reduce(float v, F f)
 }
 
 /* Folds v across the block (blockDim.x a multiple of 32, at most 1024)
- * with F; every thread gets the result.  sh holds 32 floats; the call
+ * with F; every thread gets the result.  sh holds 32 As; the call
  * syncs the block, so every thread must make it. */
-template <typename F>
-static __device__ __forceinline__ float tendo_block_reduce(float v, F f, float identity, float *sh)
+template <typename A, typename F>
+static __device__ __forceinline__ A tendo_block_reduce(A v, F f, A identity, A *sh)
 {
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
 

@@ -24,14 +24,42 @@ check() { # DESCRIPTION, then a command
 }
 syms=$(mktemp)
 nm "$lib" > "$syms" 2>/dev/null
+# which launchers a dtype has depends on its kind (templates/cuda_launchers.h.j2):
+# exp, rand, softmax and norms for the floats only, argmax/argmin for all
+# but bool; every dtype has add or bitwise_and, eq, sum, where and conversions
+kind_of() {
+    case $1 in
+    bool) echo bool ;;
+    f* | bf*) echo float ;;
+    u*) echo uint ;;
+    *) echo int ;;
+    esac
+}
 for dt in $dtypes; do
-    check "$dt: elementwise launchers (tendo__cu_add_$dt, tendo__cu_exp_$dt)" \
-        sh -c "grep -q ' T tendo__cu_add_$dt\$' $syms && grep -q ' T tendo__cu_exp_$dt\$' $syms"
-    check "$dt: reduction, softmax and norm launchers" \
-        sh -c "grep -q ' T tendo__cu_rows_sum_$dt\$' $syms && grep -q ' T tendo__cu_rows_softmax_$dt\$' $syms && grep -q ' T tendo__cu_rows_norm_$dt\$' $syms"
-    check "$dt: rand and conversion launchers" \
-        sh -c "grep -q ' T tendo__cu_rand_$dt\$' $syms && grep -q ' T tendo__cu_to_f32_$dt\$' $syms"
-    check "$dt: device code of its kernels (k_rand_$dt)" sh -c "grep -q 'k_rand_$dt' $syms"
+    k=$(kind_of "$dt")
+    if [ "$k" = float ]; then
+        check "$dt: elementwise launchers (tendo__cu_add_$dt, tendo__cu_exp_$dt, tendo__cu_eq_$dt, tendo__cu_where_$dt)" \
+            sh -c "grep -q ' T tendo__cu_add_$dt\$' $syms && grep -q ' T tendo__cu_exp_$dt\$' $syms && grep -q ' T tendo__cu_eq_$dt\$' $syms && grep -q ' T tendo__cu_where_$dt\$' $syms"
+        check "$dt: reduction, argmax, softmax and norm launchers" \
+            sh -c "grep -q ' T tendo__cu_rows_sum_$dt\$' $syms && grep -q ' T tendo__cu_rows_arg_$dt\$' $syms && grep -q ' T tendo__cu_rows_softmax_$dt\$' $syms && grep -q ' T tendo__cu_rows_norm_$dt\$' $syms"
+        check "$dt: rand and conversion launchers" \
+            sh -c "grep -q ' T tendo__cu_rand_$dt\$' $syms && grep -q ' T tendo__cu_to_f32_$dt\$' $syms && grep -q ' T tendo__cu_to_i64_$dt\$' $syms"
+        check "$dt: device code of its kernels (k_rand_$dt)" sh -c "grep -q 'k_rand_$dt' $syms"
+    else
+        [ "$k" = bool ] && first=bitwise_and || first=add
+        check "$dt: elementwise launchers (tendo__cu_${first}_$dt, tendo__cu_eq_$dt, tendo__cu_where_$dt; no exp)" \
+            sh -c "grep -q ' T tendo__cu_${first}_$dt\$' $syms && grep -q ' T tendo__cu_eq_$dt\$' $syms && grep -q ' T tendo__cu_where_$dt\$' $syms && ! grep -q ' T tendo__cu_exp_$dt\$' $syms"
+        if [ "$k" = bool ]; then
+            check "$dt: reduction launchers (sum, any; no argmax, softmax, norm)" \
+                sh -c "grep -q ' T tendo__cu_rows_sum_$dt\$' $syms && grep -q ' T tendo__cu_rows_any_$dt\$' $syms && ! grep -q ' T tendo__cu_rows_arg_$dt\$' $syms && ! grep -q ' T tendo__cu_rows_softmax_$dt\$' $syms"
+        else
+            check "$dt: reduction and argmax launchers (sum, max, arg; no softmax, norm)" \
+                sh -c "grep -q ' T tendo__cu_rows_sum_$dt\$' $syms && grep -q ' T tendo__cu_rows_max_$dt\$' $syms && grep -q ' T tendo__cu_rows_arg_$dt\$' $syms && ! grep -q ' T tendo__cu_rows_softmax_$dt\$' $syms && ! grep -q ' T tendo__cu_rows_norm_$dt\$' $syms"
+        fi
+        check "$dt: conversion launchers, and no rand" \
+            sh -c "grep -q ' T tendo__cu_to_f32_$dt\$' $syms && grep -q ' T tendo__cu_to_bool_$dt\$' $syms && ! grep -q ' T tendo__cu_rand_$dt\$' $syms"
+        check "$dt: device code of its reduction kernels" sh -c "grep -q 'tendo_reduce_warp' $syms"
+    fi
     check "$dt: the elementwise kernel templates were instantiated" sh -c "grep -q 'tendo_ew_dense' $syms"
 done
 rm -f "$syms"

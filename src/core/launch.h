@@ -60,12 +60,18 @@ typedef struct {
     int rms;                    /* rms_norm (no mean, no bias) */
 } tendo__cu_norm_ctx;
 
-/* Per-dtype launchers, generated from gen/ops.toml (templates/ops.cu.j2, reduce.cu.j2):
+/* Per-dtype launchers, generated from gen/ops.toml (templates/ops.cu.j2, reduce.cu.j2;
+ * which exist for which kind of dtype: templates/cuda_launchers.h.j2):
  *   tendo__cu_<op>_<dt>          binary/unary ops and clamp; ctx: NULL, or
- *                                the float scalar b (binary _scalar), or
- *                                float[2] {lo, hi} (clamp)
+ *                                the scalar b of <op>_scalar in the compute
+ *                                type (a double for an op with a bool result),
+ *                                or compute-type[2] {lo, hi} (clamp)
+ *   tendo__cu_where_<dt>         operands out, cond (bool), a, b; ctx NULL
+ *   tendo__cu_masked_fill_<dt>   operands out, a, mask (bool); ctx: one <dt> element
  *   tendo__cu_to_<to>_<dt>       conversion into <to> (ctx NULL)
- *   tendo__cu_rows_<op>_<dt>     reductions, softmax (ctx tendo__cu_softmax_ctx),
+ *   tendo__cu_rows_<op>_<dt>     reductions (output of the op's result dtype),
+ *                                arg (ctx tendo__cu_arg_ctx; int64 output),
+ *                                softmax (ctx tendo__cu_softmax_ctx),
  *                                norm (ctx tendo__cu_norm_ctx)
  *   tendo__cu_rand_<dt>          Philox uniforms or normals into n dense elements */
 #define TENDO__CU_LOOP(name) int name(const tendo__cu_iter *it, const void *ctx)

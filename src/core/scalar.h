@@ -132,7 +132,7 @@ TENDO__BOTH(TENDO__SIGN)
         if (mod != 0 && ((b < 0) != (mod < 0))) \
             div -= 1; \
         if (div == 0) \
-            return copysign##S(0, a / b); \
+            return copysign##S((T)0, a / b); \
         fl = floor##S(div); \
         return div - fl > (T)0.5 ? fl + 1 : fl; \
     }
@@ -147,7 +147,7 @@ TENDO__BOTH(TENDO__FLOORDIV)
             if ((b < 0) != (mod < 0)) \
                 mod += b; \
         } else { \
-            mod = copysign##S(0, b); \
+            mod = copysign##S((T)0, b); \
         } \
         return mod; \
     }
