@@ -8,8 +8,9 @@
 # (set by `make check`).
 : "${CC:=cc}" "${top_srcdir:=.}" "${top_builddir:=.}"
 inc="-I$top_builddir/include -I$top_srcdir/include"
-dtypes=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_builddir/include/tendo/dtype.h" 2>/dev/null)
-[ -n "$dtypes" ] || dtypes=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_srcdir/include/tendo/dtype.h")
+# (the names, once each: dtype.h has several X-macro lists)
+dtypes=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_builddir/include/tendo/dtype.h" 2>/dev/null | awk '!seen[$0]++')
+[ -n "$dtypes" ] || dtypes=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_srcdir/include/tendo/dtype.h" | awk '!seen[$0]++')
 n=$(echo $dtypes | wc -w)
 total=$((n * n + n + 1 + 6))
 echo "1..$total"
