@@ -1,4 +1,5 @@
-/* t/t-vmath.c - accuracy and special values of src/vmath.c's f32 loops.
+/* t/t-vmath.c - accuracy and special values of src/vmath.c's f32 loops
+ * (and of the f64 exp, section (d)).
  *
  * Every function is measured against a double-precision reference (libm's
  * double exp, log, tanh, erfc, sin, cos, sqrt) in ulps of the exact result
@@ -490,6 +491,256 @@ static void test_streaming(const struct fn *f, const char *path)
     free(z);
 }
 
+/* ---- (d) f64 exp -------------------------------------------------------- */
+
+/* tendo__vexp_f64 against expl (long double: 11 more bits than double, so
+ * its own error is ~0.0005 double ulp) over random values, bit patterns
+ * and the edges: overflow near 709.78, the normal/subnormal boundary near
+ * -708.4, the last nonzero results near -745.13, |x| < 2^-54, and the
+ * specials.  Errors are in ulps of the exact result (subnormal ulp 2^-1074,
+ * an infinite result counted as 2^1024); the bound is below 1 ulp on every
+ * level, and on every level the loop equals the scalar tendo__exp_f64 bit
+ * for bit (so the levels agree with each other). */
+
+#define EXP64_BOUND 1.0
+
+static double from_bits64(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+static uint64_t bits64(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+/* Both NaN, or the same bits. */
+static int same64(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return bits64(a) == bits64(b);
+}
+
+/* The error of y in ulps of the exact value r. */
+static double ulp_err64(double y, long double r)
+{
+    if (isnan(r) || isnan(y))
+        return isnan(r) && isnan(y) ? 0.0 : INFINITY;
+    long double yd = isinf(y) ? copysignl(0x1p1024L, y) : (long double)y;
+    long double rd = fabsl(r) >= 0x1p1024L ? copysignl(0x1p1024L, r) : r;
+    if (yd == rd)
+        return 0.0;
+    int e;
+    frexpl(rd, &e); /* rd = m 2^e, 1/2 <= |m| < 1 */
+    e -= 1;
+    e = e < -1022 ? -1022 : e > 1023 ? 1023 : e;
+    return (double)(fabsl(yd - rd) * ldexpl(1.0L, 52 - e));
+}
+
+struct stats64 {
+    double worst;
+    double worst_x;
+    uint64_t n, over, cr, not_scalar;
+};
+
+/* Runs tendo__vexp_f64 over xs[0..n) and folds the results into st. */
+static void run64(const double *xs, int n, struct stats64 *st)
+{
+    static double ys[CHUNK];
+    tendo__vexp_f64(xs, ys, n);
+    for (int i = 0; i < n; i++) {
+        long double r = expl((long double)xs[i]);
+        double e = ulp_err64(ys[i], r);
+        st->n++;
+        if (same64(ys[i], (double)r))
+            st->cr++;
+        if (!same64(ys[i], tendo__exp_f64(xs[i])))
+            st->not_scalar++;
+        if (e > st->worst || isnan(e)) {
+            st->worst = e;
+            st->worst_x = xs[i];
+        }
+        if (!(e < EXP64_BOUND))
+            st->over++;
+    }
+}
+
+static void report64(const char *what, const char *path, const struct stats64 *st)
+{
+    diag("exp_f64 %-6s %-30s n=%-8llu max %.3f ulp at %a (%.17g), correctly rounded %.4f%%",
+         path, what, (unsigned long long)st->n, st->worst, st->worst_x, st->worst_x,
+         st->n ? 100.0 * (double)st->cr / (double)st->n : 100.0);
+    ok(st->over == 0, "exp_f64 %s %s: max %.3f ulp < %.1f (%llu over)", path, what, st->worst,
+       EXP64_BOUND, (unsigned long long)st->over);
+    ok(st->not_scalar == 0, "exp_f64 %s %s: loop equals tendo__exp_f64 bit for bit (%llu differ)",
+       path, what, (unsigned long long)st->not_scalar);
+}
+
+/* A uniform double in [lo, hi). */
+static double uniform(double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(rng() >> 11) * 0x1p-53;
+}
+
+enum { U_UNIFORM, U_BITS, U_ULPS };
+
+/* count inputs: uniform in [a, b), or random bit patterns of |x| in
+ * [a, b) with random signs, or a +- up to b ulps (stepping by one). */
+static void sweep64(const char *what, const char *path, int kind, double a, double b, int count)
+{
+    static double xs[CHUNK];
+    struct stats64 st = {0};
+    int64_t step = -(int64_t)b;
+    for (int done = 0; done < count;) {
+        int m = count - done < CHUNK ? count - done : CHUNK;
+        for (int i = 0; i < m; i++) {
+            if (kind == U_UNIFORM) {
+                xs[i] = uniform(a, b);
+            } else if (kind == U_BITS) {
+                uint64_t lo = bits64(a), hi = bits64(b);
+                uint64_t r = rng();
+                xs[i] = from_bits64(lo + r % (hi - lo));
+                if (rng() & 1)
+                    xs[i] = -xs[i];
+            } else {
+                xs[i] = from_bits64(bits64(a) + (uint64_t)step);
+                step = step >= (int64_t)b ? -(int64_t)b : step + 1;
+            }
+        }
+        run64(xs, m, &st);
+        done += m;
+    }
+    report64(what, path, &st);
+}
+
+static void test_exp64(const char *path, int dense)
+{
+    int big = dense ? 1 << 20 : 1 << 17;
+    sweep64("uniform [-746,710]", path, U_UNIFORM, -746.0, 710.0, big);
+    sweep64("uniform [-1,1]", path, U_UNIFORM, -1.0, 1.0, big / 4);
+    sweep64("bit patterns 2^-60 <= |x| < 746", path, U_BITS, 0x1p-60, 746.0, big);
+    sweep64("bit patterns |x| < 2^-54", path, U_BITS, 0x1p-1074, 0x1p-54, big / 16);
+    sweep64("subnormal results [-745.2,-708.3]", path, U_UNIFORM, -745.2, -708.3, big);
+    sweep64("x in [-709,-707]", path, U_UNIFORM, -709.0, -707.0, big / 8);
+    sweep64("x in [707,709.8]", path, U_UNIFORM, 707.0, 709.8, big / 8);
+    /* 2^14 ulps either side of the overflow threshold, the last normal
+     * result, the last nonzero result, the fast path's limits. */
+    sweep64("+-2^14 ulps of 0x1.62e42fefa39efp+9", path, U_ULPS, 0x1.62e42fefa39efp+9,
+            16384, 32769);
+    sweep64("+-2^14 ulps of -708.3964185322641", path, U_ULPS, -708.3964185322641, 16384,
+            32769);
+    sweep64("+-2^14 ulps of -745.1332191019411", path, U_ULPS, -745.1332191019411, 16384,
+            32769);
+    sweep64("+-2^14 ulps of -744.4400719213812", path, U_ULPS, -744.4400719213812, 16384,
+            32769);
+    sweep64("+-256 ulps of +-708", path, U_ULPS, 708.0, 256, 513);
+    sweep64("+-256 ulps of -708", path, U_ULPS, -708.0, 256, 513);
+    sweep64("+-256 ulps of ln2/2", path, U_ULPS, 0.34657359027997264, 256, 513);
+
+    /* Specials, each at every lane position of an array of 11. */
+    const double inf = INFINITY, nan = NAN;
+    const struct {
+        double x, want;
+    } sp[] = {
+        {0.0, 1.0}, {-0.0, 1.0}, {inf, inf}, {-inf, 0.0}, {nan, nan}, {-nan, nan},
+        {0x1p-1074, 1.0}, {-0x1p-1074, 1.0}, {0x1p-55, 1.0}, {-0x1p-55, 1.0},
+        {0x1p-54, 1.0}, {-0x1p-54, 1.0}, {0x1.62e42fefa39f0p+9, inf}, {710.0, inf},
+        {1e300, inf}, {DBL_MAX, inf}, {-746.0, 0.0}, {-1e300, 0.0}, {-DBL_MAX, 0.0},
+        {-0x1.74910d52d3051p+9, 0x1p-1074}, /* -745.13321910194111: just above 2^-1075 */
+        {-0x1.74910d52d3052p+9, 0.0},       /* -745.13321910194122: just below */
+        {1.0, 0x1.5bf0a8b145769p+1}, {-1.0, 0x1.78b56362cef38p-2},
+    };
+    enum { W = 11 };
+    int bad = 0, nsp = (int)(sizeof sp / sizeof sp[0]);
+    for (int k = 0; k < nsp; k++) {
+        for (int pos = 0; pos < W; pos++) {
+            double xs[W], ys[W];
+            for (int i = 0; i < W; i++)
+                xs[i] = 0.5;
+            xs[pos] = sp[k].x;
+            tendo__vexp_f64(xs, ys, W);
+            if (!same64(ys[pos], sp[k].want) || !same64(ys[pos], tendo__exp_f64(sp[k].x))) {
+                if (bad++ < 5)
+                    diag("exp_f64(%a) = %a at lane %d, want %a", sp[k].x, ys[pos], pos,
+                         sp[k].want);
+            }
+        }
+    }
+    ok(bad == 0, "exp_f64 %s: %d special values exact", path, nsp);
+    double last = tendo__exp_f64(0x1.62e42fefa39efp+9);
+    ok(isfinite(last) && last > 0x1.fffffffffff00p+1023,
+       "exp_f64 %s: exp(0x1.62e42fefa39efp+9) = %a is finite", path, last);
+
+    /* Lengths 0..20 at every offset and in place agree with one long call;
+     * nothing outside y[0..n) is written. */
+    enum { MAXN = 20, PAD = 4, M = MAXN + 2 * PAD + 4 };
+    double src[MAXN], want[MAXN], xbuf[M], ybuf[M];
+    const double guard = -12345.0;
+    static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 709.9, -745.0,
+                                      -710.0, 0x1p-1074};
+    for (int i = 0; i < MAXN; i++) {
+        uint64_t r = rng();
+        src[i] = (r & 7) == 0 ? specials[(r >> 8) % 9] : uniform(-750.0, 712.0);
+    }
+    tendo__vexp_f64(src, want, MAXN);
+    tendo__vexp_f64(NULL, NULL, 0);
+    bad = 0;
+    for (int n = 0; n <= MAXN; n++) {
+        for (int xo = 0; xo < 4; xo++) {
+            for (int yo = 0; yo < 4; yo++) {
+                for (int i = 0; i < M; i++)
+                    ybuf[i] = guard;
+                memcpy(xbuf + xo, src + MAXN - n, (size_t)n * sizeof(double));
+                tendo__vexp_f64(xbuf + xo, ybuf + PAD + yo, n);
+                for (int i = 0; i < M; i++) {
+                    int in = i >= PAD + yo && i < PAD + yo + n;
+                    if (!same64(ybuf[i], in ? want[MAXN - n + i - PAD - yo] : guard))
+                        bad++;
+                }
+            }
+            for (int i = 0; i < M; i++)
+                xbuf[i] = guard;
+            memcpy(xbuf + PAD + xo, src, (size_t)n * sizeof(double));
+            tendo__vexp_f64(xbuf + PAD + xo, xbuf + PAD + xo, n);
+            for (int i = 0; i < M; i++) {
+                int in = i >= PAD + xo && i < PAD + xo + n;
+                if (!same64(xbuf[i], in ? want[i - PAD - xo] : guard))
+                    bad++;
+            }
+        }
+    }
+    ok(bad == 0, "exp_f64 %s: lengths 0..%d, offsets, in place agree with one long call (%d bad)",
+       path, MAXN, bad);
+
+    if (!dense)
+        return;
+    /* Past the streaming threshold, at an odd offset of y. */
+    const int64_t n = ((int64_t)1 << 21) + 13;
+    double *x = malloc((size_t)n * sizeof(double));
+    double *y = malloc((size_t)(n + 1) * sizeof(double));
+    double *z = malloc((size_t)n * sizeof(double));
+    if (!x || !y || !z)
+        bail("out of memory");
+    for (int64_t i = 0; i < n; i++)
+        x[i] = uniform(-750.0, 712.0);
+    tendo__vexp_f64(x, y + 1, n);
+    for (int64_t i = 0; i < n; i += 1000)
+        tendo__vexp_f64(x + i, z + i, n - i < 1000 ? n - i : 1000);
+    int64_t sbad = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!same64(y[i + 1], z[i]))
+            sbad++;
+    ok(sbad == 0, "exp_f64 %s: n = 2^21+13 (streaming stores) agrees with short calls", path);
+    free(x);
+    free(y);
+    free(z);
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 /* All checks for one path: "avx2" (the CPU's choice) or "scalar". */
@@ -515,6 +766,7 @@ static void run_path(int scalar)
             test_streaming(f, path);
     }
     test_specials(path);
+    test_exp64(path, !scalar);
     tendo__vmath_force_scalar(0);
 }
 

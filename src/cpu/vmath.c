@@ -88,6 +88,125 @@ float tendo__cos_f32(float x) { return (float)cos((double)x); }
 /* 1/sqrt(x), rounded once from double. */
 float tendo__rsqrt_f32(float x) { return (float)(1.0 / sqrt((double)x)); }
 
+/* ---- f64 exp (portable; also the AVX2 kernel's special lanes) ---------- */
+
+/* x = k ln2 + r with k = round(x/ln2) (ties to even, by the 1.5*2^52
+ * shift, which also leaves k in the low bits of x/ln2 + SHIFT; an
+ * explicit fma, like every multiply-add here, so that contraction settings
+ * cannot make the levels differ) and
+ * ln2 = LN2_HI + LN2_LO: LN2_HI has all 53 bits, and x - k*LN2_HI is still
+ * exact in an FMA (it is a multiple of 2^-54 below 1/2 in magnitude).
+ * e^r = 1 + r + r^2 Q(r), Q the Taylor series of (e^r - 1 - r)/r^2 to
+ * degree 11 (e^r to degree 13): truncation error 4e-18 relative for
+ * |r| <= 0.347.  See exp64_core for how the sum keeps to one rounding;
+ * t/t-vmath.c measures the result: max 0.69 ulp. */
+#define EXP64_INVLN2 0x1.71547652b82fep+0
+#define EXP64_SHIFT 0x1.8p52
+#define EXP64_LN2_HI 0x1.62e42fefa39efp-1
+#define EXP64_LN2_LO 0x1.abc9e3b39803fp-56
+/* |x| <= EXP64_FAST gives |k| <= 1021, so (1 + t) 2^k is a normal double,
+ * made by adding k to the exponent field. */
+#define EXP64_FAST 708.0
+/* 1/n!, n = 2..13, rounded to double. */
+#define X2 0x1.0000000000000p-1
+#define X3 0x1.5555555555555p-3
+#define X4 0x1.5555555555555p-5
+#define X5 0x1.1111111111111p-7
+#define X6 0x1.6c16c16c16c17p-10
+#define X7 0x1.a01a01a01a01ap-13
+#define X8 0x1.a01a01a01a01ap-16
+#define X9 0x1.71de3a556c734p-19
+#define X10 0x1.27e4fb7789f5cp-22
+#define X11 0x1.ae64567f544e4p-26
+#define X12 0x1.1eed8eff8d898p-29
+#define X13 0x1.6124613a86d09p-33
+
+/* The bits of d, and the double with bits u. */
+static inline uint64_t d2u(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+static inline double u2d(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+/* Q(r) = (e^r - 1 - r)/r^2 for |r| <= 0.35, by Estrin's scheme; *r2 gets
+ * r^2.  Every multiply-add is an explicit fma() and the order of
+ * operations is that of exp4d_q below, so the two give the same bits. */
+static inline double exp64_q(double r, double *r2p)
+{
+    double r2 = r * r;
+    double r4 = r2 * r2;
+    double p01 = fma(X3, r, X2), p23 = fma(X5, r, X4), p45 = fma(X7, r, X6);
+    double p67 = fma(X9, r, X8), p89 = fma(X11, r, X10), pab = fma(X13, r, X12);
+    double q03 = fma(p23, r2, p01), q47 = fma(p67, r2, p45), q8b = fma(pab, r2, p89);
+    *r2p = r2;
+    return fma(fma(q8b, r4, q47), r4, q03);
+}
+
+/* e^(x - k ln2) = sh + tl with sh = 1 + r (rounded) and tl small, for
+ * k = round(x/ln2), returned in *kt as in EXP64_SHIFT's comment.  The
+ * reduced argument is kept as r + rl (rl from the exact residual), and
+ * 1 + r as sh + (1 - sh) + r (exact), so that the only rounding that
+ * matters is the final sh + tl (0.5 ulp): the rest stays below 0.1 ulp. */
+static inline double exp64_core(double x, double *kt, double *tl)
+{
+    *kt = fma(x, EXP64_INVLN2, EXP64_SHIFT);
+    double kd = *kt - EXP64_SHIFT;
+    double r1 = fma(-kd, EXP64_LN2_HI, x); /* exact */
+    double r = fma(-kd, EXP64_LN2_LO, r1);
+    double rl = fma(-kd, EXP64_LN2_LO, r1 - r);
+    double sh = 1.0 + r;
+    double r2;
+    double q = exp64_q(r, &r2);
+    *tl = fma(r2, q, ((1.0 - sh) + r) + rl);
+    return sh;
+}
+
+/* exp(x) for |x| > EXP64_FAST, inf and NaN: (sh + tl) 2^k rounded once,
+ * overflowing to inf, underflowing gradually (for subnormal results the
+ * rounding happens at 1 + y, whose ulp is the subnormal one, so there is
+ * no double rounding). */
+static double exp64_special(double x)
+{
+    if (isnan(x))
+        return x + x;
+    /* exp(720) overflows and exp(-760) rounds to 0; k in [-1097, 1039]. */
+    double xc = x > 720.0 ? 720.0 : x < -760.0 ? -760.0 : x;
+    double kt, tl;
+    double sh = exp64_core(xc, &kt, &tl);
+    int k = (int)(kt - EXP64_SHIFT);
+    if (k > 0) {
+        double s = u2d((uint64_t)(k - 1009 + 1023) << 52); /* 2^(k-1009) */
+        return fma(s, sh, s * tl) * 0x1p1009;
+    }
+    double s = u2d((uint64_t)(k + 1022 + 1023) << 52); /* 2^(k+1022) */
+    double stl = s * tl;                               /* exact */
+    double y = fma(s, sh, stl);
+    if (y < 1.0) {
+        double lo = fma(s, sh, -y) + stl; /* s (sh + tl) ~ y + lo */
+        double hi = 1.0 + y;
+        lo = (1.0 - hi) + y + lo;
+        y = (hi + lo) - 1.0; /* rounded at 2^-52, i.e. 2^-1074 below */
+    }
+    return y * 0x1p-1022;
+}
+
+double tendo__exp_f64(double x)
+{
+    if (!(fabs(x) <= EXP64_FAST))
+        return exp64_special(x);
+    double kt, tl;
+    double sh = exp64_core(x, &kt, &tl);
+    double y = sh + tl;
+    return u2d(d2u(y) + (d2u(kt) << 52)); /* k << 52, mod 2^64 */
+}
+
 /* ---- x86: AVX2 + FMA kernels ------------------------------------------- */
 
 #if TENDO__VMATH_X86
@@ -521,6 +640,56 @@ TENDO__AVX2 static inline __m256 rsqrt8(__m256 x)
     return pick(ok, yc, y);
 }
 
+/* ---- f64 exp: 4 lanes, the same operations as tendo__exp_f64 ---- */
+
+/* Q(r) and r^2, as exp64_q. */
+TENDO__AVX2 static inline __m256d exp4d_q(__m256d r, __m256d *r2p)
+{
+    __m256d r2 = _mm256_mul_pd(r, r);
+    __m256d r4 = _mm256_mul_pd(r2, r2);
+    __m256d p01 = _mm256_fmadd_pd(k4d(X3), r, k4d(X2));
+    __m256d p23 = _mm256_fmadd_pd(k4d(X5), r, k4d(X4));
+    __m256d p45 = _mm256_fmadd_pd(k4d(X7), r, k4d(X6));
+    __m256d p67 = _mm256_fmadd_pd(k4d(X9), r, k4d(X8));
+    __m256d p89 = _mm256_fmadd_pd(k4d(X11), r, k4d(X10));
+    __m256d pab = _mm256_fmadd_pd(k4d(X13), r, k4d(X12));
+    __m256d q03 = _mm256_fmadd_pd(p23, r2, p01);
+    __m256d q47 = _mm256_fmadd_pd(p67, r2, p45);
+    __m256d q8b = _mm256_fmadd_pd(pab, r2, p89);
+    *r2p = r2;
+    return _mm256_fmadd_pd(_mm256_fmadd_pd(q8b, r4, q47), r4, q03);
+}
+
+/* exp of 4 doubles, as tendo__exp_f64; lanes with |x| > EXP64_FAST (and
+ * NaN) go through the scalar function. */
+TENDO__AVX2 static inline __m256d exp4d(__m256d x)
+{
+    __m256d ax = _mm256_andnot_pd(k4d(-0.0), x);
+    int fast = _mm256_movemask_pd(_mm256_cmp_pd(ax, k4d(EXP64_FAST), _CMP_LE_OQ));
+    __m256d kt = _mm256_fmadd_pd(x, k4d(EXP64_INVLN2), k4d(EXP64_SHIFT));
+    __m256d kd = _mm256_sub_pd(kt, k4d(EXP64_SHIFT));
+    __m256d r1 = _mm256_fnmadd_pd(kd, k4d(EXP64_LN2_HI), x);
+    __m256d r = _mm256_fnmadd_pd(kd, k4d(EXP64_LN2_LO), r1);
+    __m256d rl = _mm256_fnmadd_pd(kd, k4d(EXP64_LN2_LO), _mm256_sub_pd(r1, r));
+    __m256d sh = _mm256_add_pd(k4d(1.0), r);
+    __m256d r2;
+    __m256d q = exp4d_q(r, &r2);
+    __m256d c = _mm256_add_pd(_mm256_add_pd(_mm256_sub_pd(k4d(1.0), sh), r), rl);
+    __m256d y = _mm256_add_pd(sh, _mm256_fmadd_pd(r2, q, c));
+    __m256i e = _mm256_slli_epi64(_mm256_castpd_si256(kt), 52);
+    y = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(y), e));
+    if (fast != 0xf) {
+        double xs[4], ys[4];
+        _mm256_storeu_pd(xs, x);
+        _mm256_storeu_pd(ys, y);
+        for (int i = 0; i < 4; i++)
+            if (!(fast >> i & 1))
+                ys[i] = exp64_special(xs[i]);
+        y = _mm256_loadu_pd(ys);
+    }
+    return y;
+}
+
 /* From this many elements on, a loop writing to a separate y uses
  * non-temporal stores: the arrays are then past the caches anyway, and
  * streaming y saves reading its lines in before they are overwritten (a
@@ -553,6 +722,29 @@ TENDO__AVX2 static inline __m256 rsqrt8(__m256 x)
         }                                                                      \
     }
 
+/* As VMATH_AVX2_LOOP, for doubles, 4 at a time. */
+#define VMATH_AVX2_LOOP_F64(name, kernel)                                      \
+    TENDO__AVX2 static void name(const double *x, double *y, int64_t n)       \
+    {                                                                          \
+        int64_t i = 0;                                                         \
+        if (n >= VMATH_STREAM_MIN / 2 && x != y && ((uintptr_t)y & 7) == 0) {  \
+            _mm256_storeu_pd(y, kernel(_mm256_loadu_pd(x)));                   \
+            i = (int64_t)((32 - ((uintptr_t)y & 31)) & 31) / 8;                \
+            for (; i + 4 <= n; i += 4)                                         \
+                _mm256_stream_pd(y + i, kernel(_mm256_loadu_pd(x + i)));       \
+            _mm_sfence();                                                      \
+        }                                                                      \
+        for (; i + 4 <= n; i += 4)                                             \
+            _mm256_storeu_pd(y + i, kernel(_mm256_loadu_pd(x + i)));           \
+        if (i < n) {                                                           \
+            double buf[4] = {0};                                               \
+            size_t rest = (size_t)(n - i) * sizeof(double);                    \
+            memcpy(buf, x + i, rest);                                          \
+            _mm256_storeu_pd(buf, kernel(_mm256_loadu_pd(buf)));               \
+            memcpy(y + i, buf, rest);                                          \
+        }                                                                      \
+    }
+
 VMATH_AVX2_LOOP(vexp_avx2, exp8)
 VMATH_AVX2_LOOP(vlog_avx2, log8)
 VMATH_AVX2_LOOP(vtanh_avx2, tanh8)
@@ -562,6 +754,7 @@ VMATH_AVX2_LOOP(vgelu_avx2, gelu8)
 VMATH_AVX2_LOOP(vsin_avx2, sin8)
 VMATH_AVX2_LOOP(vcos_avx2, cos8)
 VMATH_AVX2_LOOP(vrsqrt_avx2, rsqrt8)
+VMATH_AVX2_LOOP_F64(vexp_f64_avx2, exp4d)
 
 /* ---- dispatch ---------------------------------------------------------- */
 
@@ -591,6 +784,19 @@ int tendo__vmath_uses_avx2(void) { return use_avx2(); }
             y[i] = scalar(x[i]);                                               \
     }
 
+
+/* As VMATH_ENTRY, for doubles. */
+#define VMATH_ENTRY_F64(name, avx2_loop, scalar)                               \
+    void name(const double *x, double *y, int64_t n)                           \
+    {                                                                          \
+        if (n > 0 && use_avx2()) {                                             \
+            avx2_loop(x, y, n);                                                \
+            return;                                                            \
+        }                                                                      \
+        for (int64_t i = 0; i < n; i++)                                        \
+            y[i] = scalar(x[i]);                                               \
+    }
+
 #else /* !TENDO__VMATH_X86 */
 
 void tendo__vmath_force_scalar(int on) { (void)on; }
@@ -599,6 +805,14 @@ int tendo__vmath_uses_avx2(void) { return 0; }
 
 #define VMATH_ENTRY(name, avx2_loop, scalar)                                   \
     void name(const float *x, float *y, int64_t n)                             \
+    {                                                                          \
+        for (int64_t i = 0; i < n; i++)                                        \
+            y[i] = scalar(x[i]);                                               \
+    }
+
+
+#define VMATH_ENTRY_F64(name, avx2_loop, scalar)                               \
+    void name(const double *x, double *y, int64_t n)                           \
     {                                                                          \
         for (int64_t i = 0; i < n; i++)                                        \
             y[i] = scalar(x[i]);                                               \
@@ -617,3 +831,4 @@ VMATH_ENTRY(tendo__vgelu_f32, vgelu_avx2, tendo__gelu_f32)
 VMATH_ENTRY(tendo__vsin_f32, vsin_avx2, tendo__sin_f32)
 VMATH_ENTRY(tendo__vcos_f32, vcos_avx2, tendo__cos_f32)
 VMATH_ENTRY(tendo__vrsqrt_f32, vrsqrt_avx2, tendo__rsqrt_f32)
+VMATH_ENTRY_F64(tendo__vexp_f64, vexp_f64_avx2, tendo__exp_f64)

@@ -19,6 +19,10 @@
 #include <stdint.h>
 
 void tendo__vexp_f32(const float *x, float *y, int64_t n);
+/* The same for doubles (y may equal x): max error below 1 ulp (0.5 ulp
+ * plus a little; subnormal results too), exp(+-0) = 1, inf from
+ * 0x1.62e42fefa39f0p+9 on, the same bits on every dispatch level. */
+void tendo__vexp_f64(const double *x, double *y, int64_t n);
 void tendo__vlog_f32(const float *x, float *y, int64_t n);
 void tendo__vtanh_f32(const float *x, float *y, int64_t n);
 /* 1/(1+exp(-x)) */
@@ -34,6 +38,8 @@ void tendo__vrsqrt_f32(const float *x, float *y, int64_t n);
 
 /* Scalar versions, same semantics (computed in double, rounded once). */
 float tendo__exp_f32(float x);
+/* exp(x) in double, the scalar form of tendo__vexp_f64 (same bits). */
+double tendo__exp_f64(double x);
 float tendo__log_f32(float x);
 float tendo__tanh_f32(float x);
 float tendo__sigmoid_f32(float x);
