@@ -27,7 +27,7 @@ static bool dtype_of_descr(const char *descr, tendo_dtype *dt, bool *big)
     if (strlen(descr) < 2 || !strchr("<>|=", descr[0]))
         return false;
 #define MATCH(name, NAME, ct, np, st, code, bits)                                        \
-    if (np[0] && !strcmp(np + 1, descr + 1) && (bits == 8 || descr[0] != '|')) {         \
+    if (np[0] && !strcmp(&np[1], descr + 1) && (bits == 8 || descr[0] != '|')) {        \
         *dt = TENDO_##NAME;                                                              \
         *big = descr[0] == '>' && bits > 8;                                              \
         return true;                                                                     \

@@ -331,11 +331,13 @@ static void unmap(void *ctx, void *data, size_t nbytes)
     munmap(data, nbytes);
 }
 
-/* Tensor e of the mapped file (data at byte base of the mapping `map`) on
- * dev: a view of the mapping when aligned, else a copy; NULL with the error
- * set. */
-static tendo__tensor *tensor_of(const entry *e, tendo__storage *map, uint64_t base, tendo_device dev)
+/* Tensor e of the mapped file `path` (data at byte base of the mapping
+ * `map`) on dev: a view of the mapping when aligned, else a copy; NULL with
+ * the error set (a bool tensor holding a byte other than 0 or 1 is refused). */
+static tendo__tensor *tensor_of(const char *path, const entry *e, tendo__storage *map, uint64_t base,
+                                tendo_device dev)
 {
+    char what[512];
     tendo_dtype dt;
     size_t elsize;
     tendo__tensor *t, *moved;
@@ -349,6 +351,11 @@ static tendo__tensor *tensor_of(const entry *e, tendo__storage *map, uint64_t ba
         t = tendo__tensor_new(load_op, dt, e->ndim, e->shape, tendo_cpu());
         if (t && e->end > e->begin)
             memcpy(tendo__tensor_data(t), (char *)map->data + at, e->end - e->begin);
+    }
+    snprintf(what, sizeof what, "%s: tensor '%s'", path, e->name);
+    if (t && !tendo__check_bool_bytes(load_op, what, t)) {
+        tendo__tensor_free(t);
+        return NULL;
     }
     if (!t || dev.type == TENDO_CPU)
         return t;
@@ -460,7 +467,7 @@ static tendo_collection *load(const char *path, tendo_device dev, bool copy)
                 goto fail;
             continue;
         }
-        t = tensor_of(e, map, 8 + n, dev);
+        t = tensor_of(path, e, map, 8 + n, dev);
         if (!t || tendo__collection_take(c, load_op, e->name, t) != TENDO_OK)
             goto fail;
     }
