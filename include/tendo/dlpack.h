@@ -208,7 +208,8 @@ TENDO_API DLManagedTensor *tendo_to_dlpack(const tendo_tensor *t);
  * kDLCUDAManaged as CUDA tensors of device_id.  A CUDA producer's writes
  * must be complete (or ordered before tendo's per-thread stream) when m is
  * handed over: DLPack leaves that to the exchange, e.g. Python's
- * __dlpack__(stream=...). */
+ * __dlpack__(stream=...).  An import is a view and reads no element: a
+ * kDLBool producer's bytes must be 0 or 1, as a C bool's are. */
 TENDO_API tendo_tensor *tendo_from_dlpack_versioned(DLManagedTensorVersioned *m);
 /* The same for the legacy DLManagedTensor (no version, no flags). */
 TENDO_API tendo_tensor *tendo_from_dlpack(DLManagedTensor *m);

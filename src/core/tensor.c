@@ -100,26 +100,15 @@ void *tendo__tensor_data(const tendo__tensor *t)
     return (char *)t->storage->data + t->offset * (int64_t)tendo_dtype_size(t->dtype);
 }
 
-bool tendo__check_bool_bytes(const char *op, const char *what, const tendo__tensor *t)
+bool tendo__check_bool_bytes(const char *op, const char *what, tendo_status status, const void *bytes, size_t n)
 {
-    const unsigned char *p;
-    int64_t idx[TENDO_MAX_DIMS] = {0};
+    const unsigned char *p = bytes; /* read as bytes: a byte past 1 is no value of bool */
 
-    if (t->dtype != TENDO_BOOL || t->storage->device.type != TENDO_CPU || t->numel == 0)
-        return true;
-    p = tendo__tensor_data(t); /* read as bytes: a byte past 1 is no value of bool */
-    for (int64_t i = 0; i < t->numel; i++) {
-        int64_t off = 0;
-        for (int d = 0; d < t->ndim; d++)
-            off += idx[d] * t->stride[d];
-        if (p[off] > 1) {
-            tendo__fail(TENDO_ERR_FORMAT, op, "%s: bool element %lld holds the byte %u, not 0 or 1", what,
-                        (long long)i, (unsigned)p[off]);
+    for (size_t i = 0; i < n; i++)
+        if (p[i] > 1) {
+            tendo__fail(status, op, "%s: byte %zu of bool data is %u, not 0 or 1", what, i, (unsigned)p[i]);
             return false;
         }
-        for (int d = t->ndim - 1; d >= 0 && ++idx[d] == t->shape[d]; d--)
-            idx[d] = 0;
-    }
     return true;
 }
 

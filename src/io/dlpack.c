@@ -399,10 +399,6 @@ static tendo_tensor *import(const char *op, const DLTensor *dl, void *managed, t
     if (!s)
         return NULL;
     t = tendo__tensor_over(op, s, l.dtype, l.ndim, l.shape, l.stride, l.offset);
-    if (t && !tendo__check_bool_bytes(op, "the producer's tensor", t)) {
-        tendo__tensor_free(t); /* not armed: the producer's deleter is not called */
-        t = NULL;
-    }
     if (t) { /* arm: from now on the last release calls the producer's deleter */
         s->release = release;
         s->release_ctx = managed;

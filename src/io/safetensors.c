@@ -353,7 +353,8 @@ static tendo__tensor *tensor_of(const char *path, const entry *e, tendo__storage
             memcpy(tendo__tensor_data(t), (char *)map->data + at, e->end - e->begin);
     }
     snprintf(what, sizeof what, "%s: tensor '%s'", path, e->name);
-    if (t && !tendo__check_bool_bytes(load_op, what, t)) {
+    if (t && dt == TENDO_BOOL && /* dense: the tensor's bytes are its elements */
+        !tendo__check_bool_bytes(load_op, what, TENDO_ERR_FORMAT, tendo__tensor_data(t), (size_t)t->numel)) {
         tendo__tensor_free(t);
         return NULL;
     }

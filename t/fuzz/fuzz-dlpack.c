@@ -132,7 +132,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check(mine != NULL, "export: %s", tendo_error_message(tendo_last_error()));
         region = tendo_tensor_data(tensor_f32_erase(exported_src));
         region_len = 64 * sizeof(float);
-        memset((void *)region, 0x3c, region_len);
+        /* (a kDLBool producer's bytes are 0 or 1, as a C bool's must be: an
+         * import is a view and reads nothing, so that is the producer's
+         * promise, not something tendo checks) */
+        memset((void *)region, v.dl_tensor.dtype.code == 6 ? 1 : 0x3c, region_len);
         tensor_f32_free(exported_src); /* the export holds the storage */
         legacy = false;
         null_deleter = false;
