@@ -23,73 +23,17 @@
 
 /* ---- public scalar API ------------------------------------------------- */
 
-/* The f32 value of h (exact). */
-TENDO_API float tendo_f16_to_f32(tendo_f16 h) { return tendo__f16_bits_to_f32(h.bits); }
+/* tendo_<T>_to_f32 (exact), tendo_f32_to_<T> (nearest) and tendo_f64_to_<T>
+ * (nearest, rounded once) over the bit converters of <T>. */
+#define TENDO__SCALAR_API(T)                                                                              \
+    TENDO_API float tendo_##T##_to_f32(tendo_##T h) { return tendo__##T##_bits_to_f32(h.bits); }         \
+    TENDO_API tendo_##T tendo_f32_to_##T(float f) { return (tendo_##T){tendo__f32_to_##T##_bits(f)}; }  \
+    TENDO_API tendo_##T tendo_f64_to_##T(double d) { return (tendo_##T){tendo__f64_to_##T##_bits(d)}; }
 
-/* The f32 value of h (exact). */
-TENDO_API float tendo_bf16_to_f32(tendo_bf16 h) { return tendo__bf16_bits_to_f32(h.bits); }
-
-/* The f16 nearest to f. */
-TENDO_API tendo_f16 tendo_f32_to_f16(float f)
-{
-    tendo_f16 h = {tendo__f32_to_f16_bits(f)};
-    return h;
-}
-
-/* The bf16 nearest to f. */
-TENDO_API tendo_bf16 tendo_f32_to_bf16(float f)
-{
-    tendo_bf16 h = {tendo__f32_to_bf16_bits(f)};
-    return h;
-}
-
-/* The f16 nearest to d, rounded once. */
-TENDO_API tendo_f16 tendo_f64_to_f16(double d)
-{
-    tendo_f16 h = {tendo__f64_to_f16_bits(d)};
-    return h;
-}
-
-/* The bf16 nearest to d, rounded once. */
-TENDO_API tendo_bf16 tendo_f64_to_bf16(double d)
-{
-    tendo_bf16 h = {tendo__f64_to_bf16_bits(d)};
-    return h;
-}
-
-/* The f32 value of h (exact). */
-TENDO_API float tendo_f8e4m3_to_f32(tendo_f8e4m3 h) { return tendo__f8e4m3_bits_to_f32(h.bits); }
-
-/* The f32 value of h (exact). */
-TENDO_API float tendo_f8e5m2_to_f32(tendo_f8e5m2 h) { return tendo__f8e5m2_bits_to_f32(h.bits); }
-
-/* The f8e4m3 nearest to f. */
-TENDO_API tendo_f8e4m3 tendo_f32_to_f8e4m3(float f)
-{
-    tendo_f8e4m3 h = {tendo__f32_to_f8e4m3_bits(f)};
-    return h;
-}
-
-/* The f8e5m2 nearest to f. */
-TENDO_API tendo_f8e5m2 tendo_f32_to_f8e5m2(float f)
-{
-    tendo_f8e5m2 h = {tendo__f32_to_f8e5m2_bits(f)};
-    return h;
-}
-
-/* The f8e4m3 nearest to d, rounded once. */
-TENDO_API tendo_f8e4m3 tendo_f64_to_f8e4m3(double d)
-{
-    tendo_f8e4m3 h = {tendo__f64_to_f8e4m3_bits(d)};
-    return h;
-}
-
-/* The f8e5m2 nearest to d, rounded once. */
-TENDO_API tendo_f8e5m2 tendo_f64_to_f8e5m2(double d)
-{
-    tendo_f8e5m2 h = {tendo__f64_to_f8e5m2_bits(d)};
-    return h;
-}
+TENDO__SCALAR_API(f16)
+TENDO__SCALAR_API(bf16)
+TENDO__SCALAR_API(f8e4m3)
+TENDO__SCALAR_API(f8e5m2)
 
 /* ---- rounding from double ---------------------------------------------- */
 
