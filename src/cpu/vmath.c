@@ -696,54 +696,37 @@ TENDO__AVX2 static inline __m256d exp4d(__m256d x)
  * third of the memory traffic).  In place, y's lines are already read. */
 #define VMATH_STREAM_MIN (INT64_C(1) << 22)
 
-/* Defines name(x, y, n), applying kernel to 8 floats at a time; the last
- * n % 8 go through a zero-padded buffer, which also makes y == x safe.
- * The streaming loop starts with one unaligned store of 8 and then goes
- * on from the first 32-byte boundary of y (redoing up to 7 elements). */
-#define VMATH_AVX2_LOOP(name, kernel)                                          \
-    TENDO__AVX2 static void name(const float *x, float *y, int64_t n)         \
+/* Defines name(x, y, n), applying kernel to W elements of T at a time
+ * (8 floats, 4 doubles: one 256-bit vector, _ps or _pd intrinsics by sfx);
+ * the last n % W go through a zero-padded buffer, which also makes y == x
+ * safe.  The streaming loop (from VMATH_STREAM_MIN floats' worth of bytes)
+ * starts with one unaligned store and then goes on from the first 32-byte
+ * boundary of y (redoing up to W - 1 elements). */
+#define VMATH_AVX2_LOOP_T(name, kernel, T, W, sfx)                            \
+    TENDO__AVX2 static void name(const T *x, T *y, int64_t n)                 \
     {                                                                          \
         int64_t i = 0;                                                         \
-        if (n >= VMATH_STREAM_MIN && x != y && ((uintptr_t)y & 3) == 0) {      \
-            _mm256_storeu_ps(y, kernel(_mm256_loadu_ps(x)));                   \
-            i = (int64_t)((32 - ((uintptr_t)y & 31)) & 31) / 4;                \
-            for (; i + 8 <= n; i += 8)                                         \
-                _mm256_stream_ps(y + i, kernel(_mm256_loadu_ps(x + i)));       \
+        if (n >= VMATH_STREAM_MIN * 4 / (int64_t)sizeof(T) && x != y &&        \
+            ((uintptr_t)y & (sizeof(T) - 1)) == 0) {                           \
+            _mm256_storeu_##sfx(y, kernel(_mm256_loadu_##sfx(x)));             \
+            i = (int64_t)((32 - ((uintptr_t)y & 31)) & 31) / (int64_t)sizeof(T); \
+            for (; i + W <= n; i += W)                                         \
+                _mm256_stream_##sfx(y + i, kernel(_mm256_loadu_##sfx(x + i))); \
             _mm_sfence();                                                      \
         }                                                                      \
-        for (; i + 8 <= n; i += 8)                                             \
-            _mm256_storeu_ps(y + i, kernel(_mm256_loadu_ps(x + i)));           \
+        for (; i + W <= n; i += W)                                             \
+            _mm256_storeu_##sfx(y + i, kernel(_mm256_loadu_##sfx(x + i)));     \
         if (i < n) {                                                           \
-            float buf[8] = {0};                                                \
-            size_t rest = (size_t)(n - i) * sizeof(float);                     \
+            T buf[W] = {0};                                                    \
+            size_t rest = (size_t)(n - i) * sizeof(T);                         \
             memcpy(buf, x + i, rest);                                          \
-            _mm256_storeu_ps(buf, kernel(_mm256_loadu_ps(buf)));               \
+            _mm256_storeu_##sfx(buf, kernel(_mm256_loadu_##sfx(buf)));         \
             memcpy(y + i, buf, rest);                                          \
         }                                                                      \
     }
-
+#define VMATH_AVX2_LOOP(name, kernel) VMATH_AVX2_LOOP_T(name, kernel, float, 8, ps)
 /* As VMATH_AVX2_LOOP, for doubles, 4 at a time. */
-#define VMATH_AVX2_LOOP_F64(name, kernel)                                      \
-    TENDO__AVX2 static void name(const double *x, double *y, int64_t n)       \
-    {                                                                          \
-        int64_t i = 0;                                                         \
-        if (n >= VMATH_STREAM_MIN / 2 && x != y && ((uintptr_t)y & 7) == 0) {  \
-            _mm256_storeu_pd(y, kernel(_mm256_loadu_pd(x)));                   \
-            i = (int64_t)((32 - ((uintptr_t)y & 31)) & 31) / 8;                \
-            for (; i + 4 <= n; i += 4)                                         \
-                _mm256_stream_pd(y + i, kernel(_mm256_loadu_pd(x + i)));       \
-            _mm_sfence();                                                      \
-        }                                                                      \
-        for (; i + 4 <= n; i += 4)                                             \
-            _mm256_storeu_pd(y + i, kernel(_mm256_loadu_pd(x + i)));           \
-        if (i < n) {                                                           \
-            double buf[4] = {0};                                               \
-            size_t rest = (size_t)(n - i) * sizeof(double);                    \
-            memcpy(buf, x + i, rest);                                          \
-            _mm256_storeu_pd(buf, kernel(_mm256_loadu_pd(buf)));               \
-            memcpy(y + i, buf, rest);                                          \
-        }                                                                      \
-    }
+#define VMATH_AVX2_LOOP_F64(name, kernel) VMATH_AVX2_LOOP_T(name, kernel, double, 4, pd)
 
 VMATH_AVX2_LOOP(vexp_avx2, exp8)
 VMATH_AVX2_LOOP(vlog_avx2, log8)
