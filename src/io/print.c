@@ -571,6 +571,50 @@ static void print_axis(printer *p, int axis, int64_t offset, int width)
     put_text(p, "]");
 }
 
+/* Prints p's values (floats through p->get, integers or bools through
+ * p->geti): a scalar, [] for an empty shape, else the axes, summarized past
+ * THRESHOLD elements; then a newline. */
+static tendo_status print_all(printer *p)
+{
+    bool empty = false;
+    int64_t numel = 1; /* saturates just above THRESHOLD */
+
+    for (int k = 0; k < p->ndim; k++) {
+        if (p->shape[k] < 0)
+            return TENDO_ERR_INVALID_ARG;
+        empty |= p->shape[k] == 0;
+        numel = p->shape[k] > THRESHOLD ? THRESHOLD + 1 : numel * p->shape[k];
+        if (numel > THRESHOLD)
+            numel = THRESHOLD + 1;
+    }
+    if (p->ndim == 0 && p->geti) {
+        char num[24];
+        int64_t v = p->geti(p->ctx, 0);
+        if (p->is_bool)
+            snprintf(num, sizeof num, "%s", v ? "True" : "False");
+        else
+            snprintf(num, sizeof num, "%" PRId64, v);
+        put_text(p, num);
+    } else if (p->ndim == 0) {
+        text scalar;
+        format_scalar(p->get(p->ctx, 0), p->rt, &scalar);
+        put_text(p, scalar.s);
+    } else if (empty) {
+        put_text(p, "[]");
+    } else {
+        p->summarize = numel > THRESHOLD;
+        if (!p->geti)
+            choose_format(p);
+        else if (!p->is_bool) /* the widest shown element sets the width */
+            visit_shown(p, 0, 0, NULL, NULL);
+        print_axis(p, 0, 0, LINE_WIDTH);
+    }
+    put_text(p, "\n");
+    if (fflush(p->f) != 0)
+        p->failed = true;
+    return p->failed ? TENDO_ERR_IO : TENDO_OK;
+}
+
 /* See print.h: validates, then prints a 0-d scalar, "[]", or the array. */
 tendo_status tendo__print_values(FILE *f, int ndim, const int64_t *shape,
                                  tendo__elem_getter get, const void *ctx,
@@ -580,32 +624,7 @@ tendo_status tendo__print_values(FILE *f, int ndim, const int64_t *shape,
         return TENDO_ERR_INVALID_ARG;
     printer p = {.f = f, .ndim = ndim, .shape = shape, .get = get,
                  .ctx = ctx, .rt = roundtrip ? roundtrip : identity};
-    bool empty = false;
-    int64_t numel = 1; /* saturates just above THRESHOLD */
-    for (int k = 0; k < ndim; k++) {
-        if (shape[k] < 0)
-            return TENDO_ERR_INVALID_ARG;
-        empty |= shape[k] == 0;
-        numel = shape[k] > THRESHOLD ? THRESHOLD + 1 : numel * shape[k];
-        if (numel > THRESHOLD)
-            numel = THRESHOLD + 1;
-    }
-
-    if (ndim == 0) {
-        text scalar;
-        format_scalar(get(ctx, 0), p.rt, &scalar);
-        put_text(&p, scalar.s);
-    } else if (empty) {
-        put_text(&p, "[]");
-    } else {
-        p.summarize = numel > THRESHOLD;
-        choose_format(&p);
-        print_axis(&p, 0, 0, LINE_WIDTH);
-    }
-    put_text(&p, "\n");
-    if (fflush(f) != 0)
-        p.failed = true;
-    return p.failed ? TENDO_ERR_IO : TENDO_OK;
+    return print_all(&p);
 }
 
 /* See print.h: the layout of tendo__print_values, with numpy's integer and
@@ -616,35 +635,5 @@ tendo_status tendo__print_ints(FILE *f, int ndim, const int64_t *shape, tendo__i
     if (!f || !get || ndim < 0 || (ndim > 0 && !shape))
         return TENDO_ERR_INVALID_ARG;
     printer p = {.f = f, .ndim = ndim, .shape = shape, .geti = get, .ctx = ctx, .is_bool = is_bool, .rt = identity};
-    bool empty = false;
-    int64_t numel = 1;
-    for (int k = 0; k < ndim; k++) {
-        if (shape[k] < 0)
-            return TENDO_ERR_INVALID_ARG;
-        empty |= shape[k] == 0;
-        numel = shape[k] > THRESHOLD ? THRESHOLD + 1 : numel * shape[k];
-        if (numel > THRESHOLD)
-            numel = THRESHOLD + 1;
-    }
-
-    if (ndim == 0) {
-        char num[24];
-        int64_t v = get(ctx, 0);
-        if (is_bool)
-            snprintf(num, sizeof num, "%s", v ? "True" : "False");
-        else
-            snprintf(num, sizeof num, "%" PRId64, v);
-        put_text(&p, num);
-    } else if (empty) {
-        put_text(&p, "[]");
-    } else {
-        p.summarize = numel > THRESHOLD;
-        if (!is_bool) /* the widest shown element sets the width */
-            visit_shown(&p, 0, 0, NULL, NULL);
-        print_axis(&p, 0, 0, LINE_WIDTH);
-    }
-    put_text(&p, "\n");
-    if (fflush(f) != 0)
-        p.failed = true;
-    return p.failed ? TENDO_ERR_IO : TENDO_OK;
+    return print_all(&p);
 }
