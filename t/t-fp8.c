@@ -42,22 +42,6 @@ static uint64_t rng(void)
     return rng_state * UINT64_C(0x2545f4914f6cdd1d);
 }
 
-/* The float with bits u. */
-static float f32_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* The bits of f. */
-static uint32_t bits_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* The bits of d. */
 static uint64_t bits64_of(double d)
 {
@@ -186,9 +170,9 @@ static void test_widen(fmt8 *f)
         else if (f == &E5M2 && k == 0x7c)
             want = sign | 0x7f800000u;
         else
-            want = bits_of((float)((b & 0x80) ? -decode(f, k) : decode(f, k)));
-        if (bits_of(w) != want && bad_val++ < 4)
-            diag("%s 0x%02x widens to 0x%08" PRIx32 ", wanted 0x%08" PRIx32, f->name, b, bits_of(w), want);
+            want = tendo__f32_bits((float)((b & 0x80) ? -decode(f, k) : decode(f, k)));
+        if (tendo__f32_bits(w) != want && bad_val++ < 4)
+            diag("%s 0x%02x widens to 0x%08" PRIx32 ", wanted 0x%08" PRIx32, f->name, b, tendo__f32_bits(w), want);
         uint8_t back = f->from_f32(w);
         uint8_t back_want = is_nan ? (uint8_t)((b & 0x80) | f->nan) : (uint8_t)b;
         if (back != back_want && bad_rt++ < 4)
@@ -204,7 +188,7 @@ static void test_widen(fmt8 *f)
             src[off + b] = (uint8_t)(b * 37u + 11u); /* a permutation */
         f->widen_n(src + off, dst + off, 256 - off);
         for (unsigned i = 0; i < 256 - off; i++)
-            if (bits_of(dst[off + i]) != bits_of(f->to_f32(src[off + i])) && bad_bulk++ < 4)
+            if (tendo__f32_bits(dst[off + i]) != tendo__f32_bits(f->to_f32(src[off + i])) && bad_bulk++ < 4)
                 diag("%s bulk widening of 0x%02x at offset %u differs", f->name, src[off + i], off);
     }
     ok(!bad_bulk, "%s: bulk widening equals the scalar one (offsets 0-3)", f->name);
@@ -225,7 +209,7 @@ static void check_f32_inputs(fmt8 *f, const float *in, int64_t n, const char *wh
         uint8_t want = ref_round(f, (double)in[i]);
         uint8_t got = f->from_f32(in[i]);
         if (got != want && bad++ < 4)
-            diag("%s: f32 0x%08" PRIx32 " (%.9g) gives 0x%02x, wanted 0x%02x", f->name, bits_of(in[i]),
+            diag("%s: f32 0x%08" PRIx32 " (%.9g) gives 0x%02x, wanted 0x%02x", f->name, tendo__f32_bits(in[i]),
                  (double)in[i], got, want);
         uint8_t got64 = f->from_f64((double)in[i]);
         if (got64 != want && bad64++ < 4)
@@ -249,7 +233,7 @@ static void check_f32_inputs(fmt8 *f, const float *in, int64_t n, const char *wh
             for (int64_t i = 0; i < len; i++)
                 if (out[off + i] != f->from_f32(src[off + i]) && bad_bulk++ < 4)
                     diag("%s: bulk narrowing of 0x%08" PRIx32 " differs (offset %u, length %" PRId64 ")",
-                         f->name, bits_of(src[off + i]), off, len);
+                         f->name, tendo__f32_bits(src[off + i]), off, len);
         }
     }
     ok(!bad_bulk, "%s: bulk f32 -> fp8 equals the scalar one on %s (offsets 0-3, odd lengths)", f->name, what);
@@ -282,8 +266,8 @@ static void test_edges(fmt8 *f)
         (float)(sub * 2.5), (float)(sub * 3.5), (float)(sub / 4), 1e-30f, 1e-45f, -1e-45f,
         (float)mx, (float)-mx, (float)(mx + ulp / 2), (float)-(mx + ulp / 2),
         nextafterf((float)(mx + ulp / 2), 0), nextafterf((float)(mx + ulp / 2), INFINITY), (float)past,
-        (float)-past, 1e30f, -1e30f, 3.4e38f, INFINITY, -INFINITY, NAN, -NAN, f32_of(0x7f800001u),
-        f32_of(0xff800001u), f32_of(0x7fffffffu), f32_of(0x7fa00000u), 1.0f, -1.0f, 0.1f, 3.0f,
+        (float)-past, 1e30f, -1e30f, 3.4e38f, INFINITY, -INFINITY, NAN, -NAN, tendo__bits_f32(0x7f800001u),
+        tendo__bits_f32(0xff800001u), tendo__bits_f32(0x7fffffffu), tendo__bits_f32(0x7fa00000u), 1.0f, -1.0f, 0.1f, 3.0f,
     };
     check_f32_inputs(f, in, (int64_t)(sizeof in / sizeof in[0]), "edge cases");
 
@@ -305,7 +289,7 @@ static void test_random(fmt8 *f)
     for (int64_t i = 0; i < N_RANDOM; i++) {
         uint64_t r = rng();
         if (i % 2)
-            in[i] = f32_of((uint32_t)r);
+            in[i] = tendo__bits_f32((uint32_t)r);
         else /* exponent within a few steps of the fp8 range */
             in[i] = ldexpf((float)(r >> 40) * 0x1p-24f, (int)((r >> 8) % 48) - 24 - (f == &E5M2) * 8);
     }
@@ -419,7 +403,7 @@ static void test_i64_odd(void)
         if (bits64_of(got) != bits64_of(want) && bad++ < 4)
             diag("i64_to_f64_odd(%" PRId64 ") = %.17g, wanted %.17g", x, got, want);
         float once = ref_i64_to_f32(x), twice = (float)got;
-        if (bits_of(once) != bits_of(twice) && bad_f32++ < 4)
+        if (tendo__f32_bits(once) != tendo__f32_bits(twice) && bad_f32++ < 4)
             diag("i64 %" PRId64 ": odd double then float gives %.9g, wanted %.9g", x, (double)twice,
                  (double)once);
     }
@@ -445,12 +429,12 @@ static int dump(const char *what)
 {
     if (!strcmp(what, "widen")) {
         for (unsigned b = 0; b < 256; b++) {
-            uint32_t u = bits_of(tendo_f8e4m3_to_f32((tendo_f8e4m3){(uint8_t)b}));
+            uint32_t u = tendo__f32_bits(tendo_f8e4m3_to_f32((tendo_f8e4m3){(uint8_t)b}));
             if (put(&u, 4))
                 return 1;
         }
         for (unsigned b = 0; b < 256; b++) {
-            uint32_t u = bits_of(tendo_f8e5m2_to_f32((tendo_f8e5m2){(uint8_t)b}));
+            uint32_t u = tendo__f32_bits(tendo_f8e5m2_to_f32((tendo_f8e5m2){(uint8_t)b}));
             if (put(&u, 4))
                 return 1;
         }

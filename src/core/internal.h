@@ -156,8 +156,7 @@ void tendo__tensor_free(tendo__tensor *t);
 void *tendo__tensor_data(const tendo__tensor *t);
 /* True when t is dense row-major. */
 bool tendo__tensor_contiguous(const tendo__tensor *t);
-/* For bool data on the CPU that came from outside (a file, a DLPack
- * producer), the n bytes the elements span: true when every byte is 0 or
+/* For bool data on the CPU read from a file, the n bytes it spans: true when every byte is 0 or
  * 1, as a C bool must be (reading another byte as bool is undefined); false
  * with error `status` naming op, what and the first bad byte otherwise. */
 bool tendo__check_bool_bytes(const char *op, const char *what, tendo_status status, const void *bytes, size_t n);
