@@ -40,10 +40,14 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, enum
 }
 #endif
 
-/* Rows of C per task: a multiple of tendo__sgemm's MR.  The row blocks
- * are the same whatever the thread count, and each is one single-threaded
- * GEMM call, so C never depends on how many threads ran. */
-#define ROW_BLOCK (32 * TENDO__GEMM_MR)
+/* Rows of C are cut into one block per thread, each block a multiple of
+ * tendo__sgemm's MR rows and one single-threaded GEMM call (so B is packed
+ * once per thread, not once per small block).  Each element of C gets the
+ * same bits however the rows are cut at multiples of MR: tendo__sgemm by
+ * design (gemm.h), and OpenBLAS because its k blocking depends on k alone.
+ * So C never depends on how many threads ran; t-nn checks 1, 2 and 3
+ * threads bit for bit.  Below MIN_ROWS rows a block is not worth a thread. */
+#define MIN_ROWS (8 * TENDO__GEMM_MR)
 
 #ifdef TENDO_HAVE_CBLAS
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
@@ -94,7 +98,7 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
 static bool gemm_one(const operand *A, const operand *B, const char *a, const char *b, int64_t n, void *c,
                      const tendo__traits *t)
 {
-    int64_t m = A->rows, k = A->cols, blocks = (m + ROW_BLOCK - 1) / ROW_BLOCK;
+    int64_t m = A->rows, k = A->cols, rows, blocks;
     int threads = tendo__threads();
     bool blas = false, failed = false;
 
@@ -110,12 +114,17 @@ static bool gemm_one(const operand *A, const operand *B, const char *a, const ch
 #endif
     }
 #endif
-    if (blocks < 2 || threads < 2 || m * n * k < ((int64_t)1 << 18))
+    if (m * n * k < ((int64_t)1 << 18) || m < 2 * MIN_ROWS)
         threads = 1;
+    else if (threads > m / MIN_ROWS)
+        threads = (int)(m / MIN_ROWS);
+    rows = (m + threads - 1) / threads;
+    rows = (rows + TENDO__GEMM_MR - 1) / TENDO__GEMM_MR * TENDO__GEMM_MR;
+    blocks = (m + rows - 1) / rows;
     (void)threads;
-TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| : failed))
+TENDO__OMP(omp parallel for num_threads(threads) schedule(static) reduction(|| : failed))
     for (int64_t bi = 0; bi < blocks; bi++) {
-        int64_t r0 = bi * ROW_BLOCK, r1 = r0 + ROW_BLOCK < m ? r0 + ROW_BLOCK : m;
+        int64_t r0 = bi * rows, r1 = r0 + rows < m ? r0 + rows : m;
         if (!gemm_rows(A, B, a, b, n, c, t, r0, r1, blas))
             failed = true;
     }
