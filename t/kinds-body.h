@@ -712,6 +712,72 @@ static void DTFN(test_nan_arg)(void)
 }
 #endif
 
+#if !defined(DT_KIND_BOOL)
+/* argmax/argmin of one row long enough to be cut into segments on the
+ * threads (and strided, through the widening path): ties across segments
+ * keep the first index, the first NaN wins, and 1, 2 and 3 threads agree. */
+static void DTFN(test_long_arg)(void)
+{
+    enum { N = 3 * (1 << 20) + 12345 };
+    const int64_t p1 = N / 3 + 7, p2 = N - 5;
+#if defined(DT_KIND_FLOAT)
+    const int64_t q1 = 2 * (N / 3) + 11, q2 = N - 2;
+    const int passes = 2; /* 0: no NaN; 1: NaNs at q1 and q2 */
+#else
+    const int passes = 1;
+#endif
+    E *raw = malloc((size_t)N * 2 * sizeof *raw);
+    bool bad = raw == NULL;
+
+    for (int pass = 0; pass < passes && raw; pass++) {
+        for (int64_t i = 0; i < 2 * (int64_t)N; i++)
+            raw[i] = E_FROM_DOUBLE(1);
+        for (int strided = 0; strided < 2; strided++) {
+            const int64_t k = strided ? 2 : 1; /* element i of the row is raw[i * k] */
+            raw[p1 * k] = raw[p2 * k] = E_FROM_DOUBLE(2);
+            raw[(p1 + 1) * k] = raw[(p2 - 1) * k] = E_FROM_DOUBLE(-1);
+#if defined(DT_KIND_FLOAT)
+            if (pass)
+                raw[q1 * k] = raw[q2 * k] = E_FROM_DOUBLE(NAN);
+#endif
+            TT *all = TFN(from_data)(raw, 1, (int64_t[]){2 * (int64_t)N}, tendo_cpu());
+            TT *row = all ? tensor_slice(all, 0, 0, k * N, k) : NULL;
+#if defined(DT_KIND_FLOAT)
+            int64_t want_max = pass ? q1 : p1, want_min = pass ? q1 : p1 + 1;
+#else
+            int64_t want_max = p1, want_min = p1 + 1;
+#endif
+            for (int threads = 1; threads <= 3; threads++) {
+                tendo_set_num_threads(threads);
+                tensor_i64 *mx = row ? tensor_argmax(row, 0, false) : NULL;
+                tensor_i64 *mn = row ? TFN(argmin)(row, 0, false) : NULL;
+                int64_t *vx = mx ? t_i64s(mx) : NULL, *vn = mn ? t_i64s(mn) : NULL;
+                if (!vx || !vn || vx[0] != want_max || vn[0] != want_min) {
+                    diag("%s %s pass %d, %d threads: argmax %lld (want %lld), argmin %lld (want %lld)", DT_NAME,
+                         strided ? "strided" : "dense", pass, threads, vx ? (long long)vx[0] : -1LL,
+                         (long long)want_max, vn ? (long long)vn[0] : -1LL, (long long)want_min);
+                    bad = true;
+                }
+                free(vx); free(vn); tensor_free(mx); tensor_free(mn);
+            }
+            tensor_free(row);
+            tensor_free(all);
+            for (int64_t i = 0; i < 2 * (int64_t)N; i++)
+                raw[i] = E_FROM_DOUBLE(1);
+        }
+    }
+    tendo_set_num_threads(0);
+    free(raw);
+#if defined(DT_KIND_FLOAT)
+    ok(!bad, "%s argmax/argmin of a %d-long row, dense and strided, on 1-3 threads: first index on ties, first NaN",
+       DT_NAME, (int)N);
+#else
+    ok(!bad, "%s argmax/argmin of a %d-long row, dense and strided, on 1-3 threads: first index on ties", DT_NAME,
+       (int)N);
+#endif
+}
+#endif
+
 static void DTFN(test_kinds)(void)
 {
     uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)DT_CODE;
@@ -724,6 +790,9 @@ static void DTFN(test_kinds)(void)
 #endif
 #if defined(DT_KIND_FLOAT)
     DTFN(test_nan_arg)();
+#endif
+#if !defined(DT_KIND_BOOL)
+    DTFN(test_long_arg)();
 #endif
 }
 

@@ -2,7 +2,7 @@
  *
  * TENDO_CPU in the environment caps what the dispatch may use, so that one
  * machine can test every path: "portable" (plain C everywhere) or "avx2"
- * (AVX2, FMA and F16C at most).  Read once, at the first question. */
+ * (AVX2, FMA and F16C at most: no AVX-512).  Read once, at the first question. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -40,6 +40,10 @@ static unsigned detect(void)
     if (__builtin_cpu_supports("f16c"))
         f |= TENDO__CPU_F16C;
 #endif
+    /* libgcc's and compiler-rt's answers include the OS's XCR0 check */
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        f |= TENDO__CPU_AVX512;
     return f;
 }
 #else
@@ -85,8 +89,9 @@ static void describe(void)
     unsigned f = used();
     const char *level = getenv("TENDO_CPU");
 
-    snprintf(described, sizeof described, "%s%s%s%s%s%s", f & TENDO__CPU_AVX2 ? "avx2 " : "",
+    snprintf(described, sizeof described, "%s%s%s%s%s%s%s", f & TENDO__CPU_AVX2 ? "avx2 " : "",
              f & TENDO__CPU_FMA ? "fma " : "", f & TENDO__CPU_F16C ? "f16c " : "",
+             f & TENDO__CPU_AVX512 ? "avx512 " : "",
              f & ~KNOWN ? "" : "portable ", level ? "(TENDO_CPU=" : "", level ? level : "");
     if (level)
         strncat(described, ")", sizeof described - strlen(described) - 1);

@@ -10,11 +10,20 @@
 
 struct tendo__tensor;
 
-enum { TENDO__CPU_AVX2 = 1, TENDO__CPU_FMA = 2, TENDO__CPU_F16C = 4 };
+/* AVX512 stands for AVX-512 F, BW, VL and DQ together (with the OS
+ * saving ZMM registers). */
+enum { TENDO__CPU_AVX2 = 1, TENDO__CPU_FMA = 2, TENDO__CPU_F16C = 4, TENDO__CPU_AVX512 = 8 };
 
 /* True when the CPU has every feature in mask (the AVX2 check includes
  * the OS saving YMM registers); always false off x86.  Thread-safe. */
 bool tendo__cpu_has(unsigned mask);
+
+/* The largest (largest true) or smallest of v[0..n), n >= 1, by the C
+ * comparison operators; *nan is set when a NaN is among them (the value
+ * returned then means nothing).  AVX2 where the CPU has it
+ * (src/cpu/argbest.c); for argmax and argmin. */
+float tendo__best_f32(const float *v, int64_t n, bool largest, bool *nan);
+double tendo__best_f64(const double *v, int64_t n, bool largest, bool *nan);
 
 /* ---- the CPU kernels of the device table (src/cpu/device.c) ---- */
 
