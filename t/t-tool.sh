@@ -200,6 +200,26 @@ t convert "$tmp/m-f16.safetensors" "$tmp/m-f32.safetensors" --dtype float32
 t inspect "$tmp/m-f32.safetensors"
 check "back to f32 (numpy spelling float32, options last) [$(row x)]" [ "$rc" -eq 0 -a "$(row x)" = "x f32 [2, 3] 24 0 5 2.5 1.70783 0 0" ]
 
+# --from: which tensors convert (float by default; all, or one dtype)
+t convert --dtype i32 "$tmp/m.safetensors" "$tmp/m-i32.safetensors"
+t inspect "$tmp/m-i32.safetensors"
+check "to i32: x [$(row x)]" [ "$rc" -eq 0 -a "$(row x)" = "x i32 [2, 3] 24 0 5 2.5 1.70783 0 0" ]
+check "to i32: y saturates, NaN gives 0 (mean 0) [$(row y)]" \
+    [ "$(row y)" = "y i32 [4] 16 -2.14748e+09 2.14748e+09 0 1.5185e+09 0 0" ]
+check "to i32: z (from f16) truncates [$(row z)]" [ "$(row z)" = "z i32 [3] 12 -2 1 -0.333333 1.24722 0 0" ]
+t convert --dtype f32 --from i32 "$tmp/m-i32.safetensors" "$tmp/m-back.safetensors"
+t inspect "$tmp/m-back.safetensors"
+check "--from i32 back to f32: y [$(row y)]" \
+    [ "$rc" -eq 0 -a "$(row y)" = "y f32 [4] 16 -2.14748e+09 2.14748e+09 0.25 1.5185e+09 0 0" ]
+t convert --dtype bool --from float "$tmp/m.safetensors" "$tmp/m-bool.safetensors"
+t inspect "$tmp/m-bool.safetensors"
+check "--from float to bool: x, 0 is false [$(row x)]" [ "$rc" -eq 0 -a "$(row x)" = "x bool [2, 3] 6 0 1 0.833333 0.372678 0 0" ]
+check "--from float to bool: y, NaN is true [$(row y)]" [ "$(row y)" = "y bool [4] 4 1 1 1 0 0 0" ]
+t convert --dtype f16 --from i64 "$tmp/m.safetensors" "$tmp/m-none.safetensors"
+t inspect "$tmp/m-none.safetensors"
+check "--from i64 with no i64 tensor: nothing changes [$(row x)]" [ "$rc" -eq 0 -a "$(row x | cut -d' ' -f1-2)" = "x f32" ]
+usage_error "convert, --from that names nothing" convert --dtype f16 --from ints "$tmp/a.npy" "$tmp/b.npy"
+
 t convert --dtype f16 "$tmp/a.npy" "$tmp/a-f16.npy"
 check "convert .npy f32 -> f16" [ "$rc" -eq 0 ]
 t inspect "$tmp/a-f16.npy"

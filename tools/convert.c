@@ -1,6 +1,7 @@
-/* tools/convert.c - `tendo convert --dtype DT IN OUT`: every floating
- * tensor of IN converted to DT (rounded once, to nearest even), the rest
- * and the metadata kept, written to OUT in IN's format.
+/* tools/convert.c - `tendo convert --dtype DT [--from WHICH] IN OUT`: every
+ * floating tensor of IN (or every tensor, or those of one dtype) converted
+ * to DT by the library's casts, the rest and the metadata kept, written to
+ * OUT in IN's format.
  *
  * OUT is written by the library through a temporary file renamed into
  * place, so a failure at any step leaves no half-written OUT.
@@ -20,11 +21,14 @@
 void tool_convert_help(FILE *out)
 {
     fprintf(out,
-            "usage: tendo convert --dtype DTYPE [--device DEVICE] [--no-sync] IN OUT\n"
+            "usage: tendo convert --dtype DTYPE [--from WHICH] [--device DEVICE] [--no-sync] IN OUT\n"
             "\n"
-            "Writes OUT with every floating-point tensor of IN converted to DTYPE\n"
-            "(each element rounded once, to nearest even; overflow gives inf), and\n"
-            "every other tensor, the names, their order and the metadata unchanged.\n"
+            "Writes OUT with every floating-point tensor of IN (or those --from\n"
+            "picks) converted to DTYPE, and every other tensor, the names, their\n"
+            "order and the metadata unchanged.  To a float, each element is rounded\n"
+            "once, to nearest even (overflow gives inf, or NaN in f8e4m3, which has\n"
+            "no inf); to an integer, a float is truncated and saturated (NaN gives\n"
+            "0) and an integer wraps; to bool, anything is != 0.\n"
             "A safetensors IN gives a safetensors OUT, a .npy IN a .npy OUT (numpy\n"
             "has no bf16: a bf16 .npy is refused).  OUT is replaced only when\n"
             "complete; on failure no OUT is left behind.\n"
@@ -33,6 +37,8 @@ void tool_convert_help(FILE *out)
             "  --dtype DTYPE    the new dtype: %s (safetensors\n"
             "                   spellings such as BF16 and numpy ones such as\n"
             "                   bfloat16 or float32 are accepted too)\n"
+            "  --from WHICH     the tensors to convert: float (the default: every\n"
+            "                   floating-point tensor), all, or one dtype\n"
             "  --device DEVICE  convert on cpu (the default), cuda or cuda:N\n"
             "  --progress       show a progress bar on stderr (by default shown\n"
             "                   only when stderr is a terminal and IN holds at\n"
@@ -148,15 +154,45 @@ out_free:
     return NULL;
 }
 
-/* Should t be converted to dtype to? */
-static bool wants_conversion(const tendo_tensor *t, tendo_dtype to)
+/* Which tensors --from selects. */
+typedef struct {
+    enum { FROM_FLOAT, FROM_ALL, FROM_DTYPE } which;
+    tendo_dtype dtype; /* for FROM_DTYPE */
+} selection;
+
+/* Reads --from's value into *sel; false when it names nothing. */
+static bool parse_from(const char *s, selection *sel)
 {
-    return t && tool_dtype_is_float(tendo_tensor_dtype(t)) && tendo_tensor_dtype(t) != to;
+    if (!strcmp(s, "float"))
+        sel->which = FROM_FLOAT;
+    else if (!strcmp(s, "all"))
+        sel->which = FROM_ALL;
+    else if (tool_parse_dtype(s, &sel->dtype))
+        sel->which = FROM_DTYPE;
+    else
+        return false;
+    return true;
+}
+
+/* Should t be converted to dtype to? */
+static bool wants_conversion(const tendo_tensor *t, tendo_dtype to, const selection *sel)
+{
+    tendo_dtype dt = t ? tendo_tensor_dtype(t) : to;
+
+    if (dt == to)
+        return false;
+    switch (sel->which) {
+    case FROM_FLOAT: return tool_dtype_is_float(dt);
+    case FROM_ALL: return true;
+    case FROM_DTYPE: return dt == sel->dtype;
+    }
+    return false;
 }
 
 /* Converts the loaded file in and writes it to out_path; TOOL_OK or
  * TOOL_FAILED (said on stderr). */
-static int convert_file(const tool_file *in, const char *out_path, tendo_dtype to, progress *p)
+static int convert_file(const tool_file *in, const char *out_path, tendo_dtype to, const selection *sel,
+                        progress *p)
 {
     int64_t n = tool_file_count(in);
     tendo_collection *coll = NULL;
@@ -168,7 +204,7 @@ static int convert_file(const tool_file *in, const char *out_path, tendo_dtype t
 
         if (!t) /* a dtype this build lacks: OUT could not hold it */
             return progress_fail(p, in->path);
-        if (wants_conversion(t, to))
+        if (wants_conversion(t, to, sel))
             p->total += tendo_tensor_numel(t) * (int64_t)tendo_dtype_size(tendo_tensor_dtype(t));
     }
     if (p->on)
@@ -178,7 +214,7 @@ static int convert_file(const tool_file *in, const char *out_path, tendo_dtype t
         const tendo_tensor *t = in->array;
 
         /* a GPU result is fine: the savers copy to the host themselves */
-        single = wants_conversion(t, to) ? convert_tensor(t, to, p) : tendo_tensor_alias(t);
+        single = wants_conversion(t, to, sel) ? convert_tensor(t, to, p) : tendo_tensor_alias(t);
         if (!single)
             return progress_fail(p, in->path);
         if (p->on)
@@ -196,7 +232,7 @@ static int convert_file(const tool_file *in, const char *out_path, tendo_dtype t
         return progress_fail(p, out_path);
     for (int64_t i = 0; i < n; i++) {
         const tendo_tensor *t = tool_file_tensor(in, i);
-        tendo_tensor *c = wants_conversion(t, to) ? convert_tensor(t, to, p) : tendo_tensor_alias(t);
+        tendo_tensor *c = wants_conversion(t, to, sel) ? convert_tensor(t, to, p) : tendo_tensor_alias(t);
         tendo_status st = c ? tendo_collection_add(coll, tool_file_name(in, i), c) : TENDO_ERR_OOM;
 
         tendo_tensor_free(c);
@@ -227,14 +263,16 @@ out_free_coll:
 int tool_convert(int argc, char **argv)
 {
     static const char *const dtype_opt[] = {"--dtype", NULL}, *const device_opt[] = {"--device", NULL},
+                             *const from_opt[] = {"--from", NULL},
                              *const progress_opt[] = {"--progress", NULL},
                              *const no_progress_opt[] = {"--no-progress", NULL},
                              *const no_sync_opt[] = {"--no-sync", NULL},
                              *const help_opt[] = {"-h", "--help", NULL};
     tool_args a;
-    const char *arg, *dtype_name = NULL, *device_name = "cpu", *paths[2] = {NULL, NULL};
+    const char *arg, *dtype_name = NULL, *device_name = "cpu", *from_name = "float", *paths[2] = {NULL, NULL};
     int npaths = 0, status = TOOL_OK, want_progress = -1; /* -1: when stderr is a terminal */
     tendo_dtype to;
+    selection sel;
     tendo_device dev;
     tool_file in;
     tool_format named;
@@ -253,6 +291,8 @@ int tool_convert(int argc, char **argv)
             dtype_name = a.value;
         } else if (tool_args_option(&a, device_opt, &status)) {
             device_name = a.value;
+        } else if (tool_args_option(&a, from_opt, &status)) {
+            from_name = a.value;
         } else if (tool_args_flag(&a, progress_opt)) {
             want_progress = 1;
         } else if (tool_args_flag(&a, no_progress_opt)) {
@@ -269,6 +309,9 @@ int tool_convert(int argc, char **argv)
         return tool_usage_error("convert", "--dtype is required");
     if (!tool_parse_dtype(dtype_name, &to))
         return tool_usage_error("convert", "unknown dtype '%s' (this build has %s)", dtype_name, tool_dtype_list());
+    if (!parse_from(from_name, &sel))
+        return tool_usage_error("convert", "--from '%s' is neither float, all nor a dtype of this build (%s)",
+                                from_name, tool_dtype_list());
     if (!tool_parse_device(device_name, &dev))
         return tool_usage_error("convert", "unknown device '%s' (cpu, cuda or cuda:N)", device_name);
     if (npaths < 2)
@@ -296,12 +339,12 @@ int tool_convert(int argc, char **argv)
         for (int64_t i = 0; i < tool_file_count(&in); i++) {
             const tendo_tensor *t = tool_file_tensor(&in, i);
 
-            if (wants_conversion(t, to))
+            if (wants_conversion(t, to, &sel))
                 bytes += tendo_tensor_numel(t) * (int64_t)tendo_dtype_size(tendo_tensor_dtype(t));
         }
         p.on = bytes >= PROGRESS_MIN_BYTES;
     }
-    status = convert_file(&in, paths[1], to, &p);
+    status = convert_file(&in, paths[1], to, &sel, &p);
     if (p.on && status == TOOL_OK)
         progress_draw(&p, " done\n");
     tool_file_close(&in);
