@@ -8,6 +8,11 @@
 #include "core/iter.h"
 
 static atomic_int requested; /* 0: the default */
+#ifdef _OPENMP
+/* omp_get_num_procs() asks the kernel for the affinity mask (a system call,
+ * ~300 ns): it is asked once, not once per op.  0: not yet asked. */
+static atomic_int procs;
+#endif
 
 void tendo_set_num_threads(int n)
 {
@@ -20,7 +25,13 @@ int tendo__threads(void)
     int n = atomic_load_explicit(&requested, memory_order_relaxed);
     /* more threads than a few per core only risks failing to create them
      * (which libgomp answers by exiting) */
-    int cap = 4 * omp_get_num_procs();
+    int p = atomic_load_explicit(&procs, memory_order_relaxed), cap;
+
+    if (p == 0) {
+        p = omp_get_num_procs();
+        atomic_store_explicit(&procs, p, memory_order_relaxed);
+    }
+    cap = 4 * p;
     if (n <= 0)
         n = omp_get_max_threads();
     return n < cap ? n : cap;
