@@ -40,13 +40,15 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, enum
 }
 #endif
 
-/* Rows of C are cut into one block per thread, each block a multiple of
- * tendo__sgemm's MR rows and one single-threaded GEMM call (so B is packed
- * once per thread, not once per small block).  Each element of C gets the
- * same bits however the rows are cut at multiples of MR: tendo__sgemm by
- * design (gemm.h), and OpenBLAS because its k blocking depends on k alone.
- * So C never depends on how many threads ran; t-nn checks 1, 2 and 3
- * threads bit for bit.  Below MIN_ROWS rows a block is not worth a thread. */
+/* C's rows are cut into blocks, each a multiple of tendo__sgemm's MR rows
+ * and one single-threaded GEMM call; the tasks (batch, row block) are spread
+ * over the threads, so many small matrices (attention's batched products)
+ * use every thread as a big one does.  A batch is cut only as far as the
+ * threads need (B is packed once per block), and never below MIN_ROWS rows.
+ * Each element of C gets the same bits however the rows are cut at
+ * multiples of MR: tendo__sgemm by design (gemm.h), and OpenBLAS because its
+ * k blocking depends on k alone.  So C never depends on how many threads
+ * ran; t-nn checks 1, 2 and 3 threads bit for bit. */
 #define MIN_ROWS (8 * TENDO__GEMM_MR)
 
 #ifdef TENDO_HAVE_CBLAS
@@ -59,8 +61,8 @@ static void blas_single_threaded(void) { openblas_set_num_threads(1); }
 #endif
 
 /* Rows [r0, r1) of C (dense, n columns: f32, or f64 for a dtype computing
- * in double) = A @ B; false on out of memory. */
-static bool gemm_rows(const operand *A, const operand *B, const char *a, const char *b, int64_t n, void *c,
+ * in double; crow points at row r0) = A @ B; false on out of memory. */
+static bool gemm_rows(const operand *A, const operand *B, const char *a, const char *b, int64_t n, void *crow,
                       const tendo__traits *t, int64_t r0, int64_t r1, bool blas)
 {
     int64_t k = A->cols;
@@ -76,11 +78,11 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
         if (dbl)
             cblas_dgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)n, (int)k, 1.0,
                         (const double *)(const void *)ar, lda, (const double *)(const void *)b, ldb, 0.0,
-                        (double *)c + r0 * n, (int)(n > 0 ? n : 1));
+                        (double *)crow, (int)(n > 0 ? n : 1));
         else
             cblas_sgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)n, (int)k, 1.0f,
                         (const float *)(const void *)ar, lda, (const float *)(const void *)b, ldb, 0.0f,
-                        (float *)c + r0 * n, (int)(n > 0 ? n : 1));
+                        (float *)crow, (int)(n > 0 ? n : 1));
         return true;
     }
 #else
@@ -88,60 +90,65 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
 #endif
     if (dbl)
         return tendo__dgemm(r1 - r0, n, k, 1.0, (const double *)(const void *)ar, A->rs, A->cs,
-                            (const double *)(const void *)b, B->rs, B->cs, 0.0, (double *)c + r0 * n, n) == 0;
-    return tendo__sgemm(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, t, 0.0f, (float *)c + r0 * n,
-                        n) == 0;
+                            (const double *)(const void *)b, B->rs, B->cs, 0.0, (double *)crow, n) == 0;
+    return tendo__sgemm(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, t, 0.0f, (float *)crow, n) == 0;
 }
 
-/* C (m x n, dense f32 or f64, as gemm_rows) = A @ B for one batch; false
- * on out of memory. */
-static bool gemm_one(const operand *A, const operand *B, const char *a, const char *b, int64_t n, void *c,
-                     const tendo__traits *t)
+/* Whether CBLAS computes A @ B for dtype t (its own float or double, strides
+ * CBLAS can take); false without CBLAS. */
+static bool use_blas(const operand *A, const operand *B, const tendo__traits *t)
 {
-    int64_t m = A->rows, k = A->cols, rows, blocks;
-    int threads = tendo__threads();
-    bool blas = false, failed = false;
-
 #ifdef TENDO_HAVE_CBLAS
-    {
-        enum CBLAS_TRANSPOSE tr;
-        int ld;
-        blas = t->own_compute && (t->compute == TENDO__COMPUTE_FLOAT || t->compute == TENDO__COMPUTE_DOUBLE) && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && k > 0 &&
-               blas_layout(m, k, A->rs, A->cs, &tr, &ld) && blas_layout(k, n, B->rs, B->cs, &tr, &ld);
+    enum CBLAS_TRANSPOSE tr;
+    int ld;
+    int64_t m = A->rows, k = A->cols, n = B->cols;
+    bool blas = t->own_compute && (t->compute == TENDO__COMPUTE_FLOAT || t->compute == TENDO__COMPUTE_DOUBLE) &&
+                m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && k > 0 &&
+                blas_layout(m, k, A->rs, A->cs, &tr, &ld) && blas_layout(k, n, B->rs, B->cs, &tr, &ld);
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
-        if (blas)
-            pthread_once(&blas_once, blas_single_threaded);
+    if (blas)
+        pthread_once(&blas_once, blas_single_threaded);
 #endif
-    }
+    return blas;
+#else
+    (void)A, (void)B, (void)t;
+    return false;
 #endif
-    if (m * n * k < ((int64_t)1 << 18) || m < 2 * MIN_ROWS)
-        threads = 1;
-    else if (threads > m / MIN_ROWS)
-        threads = (int)(m / MIN_ROWS);
-    rows = (m + threads - 1) / threads;
-    rows = (rows + TENDO__GEMM_MR - 1) / TENDO__GEMM_MR * TENDO__GEMM_MR;
-    blocks = (m + rows - 1) / rows;
-    (void)threads;
-TENDO__OMP(omp parallel for num_threads(threads) schedule(static) reduction(|| : failed))
-    for (int64_t bi = 0; bi < blocks; bi++) {
-        int64_t r0 = bi * rows, r1 = r0 + rows < m ? r0 + rows : m;
-        if (!gemm_rows(A, B, a, b, n, c, t, r0, r1, blas))
-            failed = true;
-    }
-    return !failed;
 }
 
+/* One task: rows [r0, r1) of batch bi of C (p's shapes, out's storage).  A
+ * dtype that is not its own compute type gets the rows in a float (double)
+ * scratch and narrowed.  False on out of memory. */
+static bool gemm_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
+                      const tendo__traits *t, int64_t bi, int64_t r0, int64_t r1, bool blas)
+{
+    int64_t aoff, boff, m = p->A.rows, n = p->B.cols, csize = (int64_t)t->size;
+    size_t rsize = t->compute == TENDO__COMPUTE_DOUBLE ? sizeof(double) : sizeof(float);
+    char *dst = (char *)tendo__tensor_data(out) + (bi * m + r0) * n * csize;
+    void *c = t->own_compute ? (void *)dst : tendo__malloc((size_t)((r1 - r0) * n) * rsize);
+    bool done;
 
+    if (!c)
+        return false;
+    tendo__mm_batch_offsets(p, bi, &aoff, &boff);
+    done = gemm_rows(&p->A, &p->B, (const char *)tendo__tensor_data(a) + aoff * csize,
+                     (const char *)tendo__tensor_data(b) + boff * csize, n, c, t, r0, r1, blas);
+    if (!t->own_compute) {
+        if (done)
+            t->narrow(c, dst, 1, (r1 - r0) * n);
+        free(c);
+    }
+    return done;
+}
 
 tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
 {
     const tendo__traits *t = tendo__traits_of(a->dtype);
     tendo__mm_plan p;
-    int64_t m, n, csize = (int64_t)t->size;
+    int64_t m, n, k, rows, blocks, tasks;
     tendo__tensor *out;
-    void *c = NULL;
-    size_t rsize = t->compute == TENDO__COMPUTE_DOUBLE ? sizeof(double) : sizeof(float);
-    char *dst;
+    int threads = tendo__threads();
+    bool blas, failed = false;
 
     if (t->compute != TENDO__COMPUTE_FLOAT && !(t->compute == TENDO__COMPUTE_DOUBLE && t->own_compute)) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CPU matmul for %s", t->name);
@@ -154,28 +161,33 @@ tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const t
         return NULL;
     m = p.A.rows;
     n = p.B.cols;
-    /* a dtype that is not float itself gets each batch's float result here */
-    if (!t->own_compute && m * n > 0 && !(c = tendo__malloc((size_t)(m * n) * rsize))) {
+    k = p.A.cols;
+    if (m * n == 0 || p.nbatches == 0)
+        return out;
+    blas = use_blas(&p.A, &p.B, t);
+    if (p.nbatches * m * n * (k > 0 ? k : 1) < ((int64_t)1 << 18))
+        threads = 1;
+    /* blocks per batch: enough for the threads, none below MIN_ROWS rows */
+    blocks = (threads + p.nbatches - 1) / p.nbatches;
+    if (blocks > m / MIN_ROWS)
+        blocks = m / MIN_ROWS > 0 ? m / MIN_ROWS : 1;
+    rows = (m + blocks - 1) / blocks;
+    rows = (rows + TENDO__GEMM_MR - 1) / TENDO__GEMM_MR * TENDO__GEMM_MR;
+    blocks = (m + rows - 1) / rows;
+    tasks = p.nbatches * blocks;
+    if (threads > tasks)
+        threads = (int)tasks;
+    (void)threads;
+TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| : failed))
+    for (int64_t i = 0; i < tasks; i++) {
+        int64_t r0 = (i % blocks) * rows, r1 = r0 + rows < m ? r0 + rows : m;
+        if (!gemm_task(&p, a, b, out, t, i / blocks, r0, r1, blas))
+            failed = true;
+    }
+    if (failed) {
         tendo__tensor_free(out);
-        tendo__fail(TENDO_ERR_OOM, op, "out of memory for a %lldx%lld float result", (long long)m, (long long)n);
+        tendo__fail(TENDO_ERR_OOM, op, "out of memory for GEMM panels");
         return NULL;
     }
-    dst = tendo__tensor_data(out);
-    for (int64_t bi = 0; bi < p.nbatches && m * n > 0; bi++) {
-        int64_t aoff, boff;
-        void *cb = c ? c : (void *)(dst + bi * m * n * csize);
-
-        tendo__mm_batch_offsets(&p, bi, &aoff, &boff);
-        if (!gemm_one(&p.A, &p.B, (const char *)tendo__tensor_data(a) + aoff * csize,
-                      (const char *)tendo__tensor_data(b) + boff * csize, n, cb, t)) {
-            free(c);
-            tendo__tensor_free(out);
-            tendo__fail(TENDO_ERR_OOM, op, "out of memory for GEMM panels");
-            return NULL;
-        }
-        if (c)
-            t->narrow(c, dst + bi * m * n * csize, 1, m * n);
-    }
-    free(c);
     return out;
 }
