@@ -18,6 +18,7 @@
 #include "core/iter.h"
 
 struct tendo__pool;
+struct tendo__attn;
 
 typedef struct tendo__device_ops {
     /* This build has the backend (false: tendo was built without it). */
@@ -69,6 +70,12 @@ typedef struct tendo__device_ops {
     /* numpy.matmul of a and b (same device and dtype, checked): a new
      * tensor of their dtype. */
     tendo__tensor *(*matmul)(const char *op, const tendo__tensor *a, const tendo__tensor *b);
+    /* rope and attention with checked arguments (core/transformer.h): a
+     * new tensor of x's (q's) dtype.  NULL entries: not on this device. */
+    tendo__tensor *(*rope)(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot,
+                           double base, bool interleaved);
+    tendo__tensor *(*attention)(const char *op, const struct tendo__attn *a, const tendo__tensor *q,
+                                const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask);
 } tendo__device_ops;
 
 extern const tendo__device_ops tendo__cpu_device;

@@ -34,5 +34,17 @@ bool tendo__transpose_copy(void *dst, const void *src, int64_t R, int64_t C, int
 /* numpy.matmul of two CPU tensors of one float dtype (src/cpu/matmul.c). */
 struct tendo__tensor *tendo__cpu_matmul(const char *op, const struct tendo__tensor *a,
                                         const struct tendo__tensor *b);
+/* Makes OpenBLAS single-threaded, once (tendo runs BLAS calls on its own
+ * threads); nothing without it (src/cpu/matmul.c). */
+void tendo__blas_one_thread(void);
+/* rope and attention of CPU tensors, arguments checked by
+ * core/transformer.c (src/cpu/attention.c). */
+struct tendo__attn;
+struct tendo__tensor *tendo__cpu_rope(const char *op, const struct tendo__tensor *x,
+                                      const struct tendo__tensor *positions, int64_t rot, double base,
+                                      bool interleaved);
+struct tendo__tensor *tendo__cpu_attention(const char *op, const struct tendo__attn *a,
+                                           const struct tendo__tensor *q, const struct tendo__tensor *k,
+                                           const struct tendo__tensor *v, const struct tendo__tensor *mask);
 
 #endif /* TENDO_SRC_CPU_H */

@@ -11,4 +11,6 @@ const tendo__device_ops tendo__cpu_device = {
     .count = one,
     .transpose = tendo__transpose_copy,
     .matmul = tendo__cpu_matmul,
+    .rope = tendo__cpu_rope,
+    .attention = tendo__cpu_attention,
 };

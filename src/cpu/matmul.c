@@ -60,6 +60,13 @@ static void blas_single_threaded(void) { openblas_set_num_threads(1); }
 #endif
 #endif
 
+void tendo__blas_one_thread(void)
+{
+#if defined(TENDO_HAVE_CBLAS) && defined(HAVE_OPENBLAS_SET_NUM_THREADS)
+    pthread_once(&blas_once, blas_single_threaded);
+#endif
+}
+
 /* Rows [r0, r1) of C (dense, n columns: f32, or f64 for a dtype computing
  * in double; crow points at row r0) = A @ B; false on out of memory. */
 static bool gemm_rows(const operand *A, const operand *B, const char *a, const char *b, int64_t n, void *crow,
@@ -105,10 +112,8 @@ static bool use_blas(const operand *A, const operand *B, const tendo__traits *t)
     bool blas = t->own_compute && (t->compute == TENDO__COMPUTE_FLOAT || t->compute == TENDO__COMPUTE_DOUBLE) &&
                 m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && k > 0 &&
                 blas_layout(m, k, A->rs, A->cs, &tr, &ld) && blas_layout(k, n, B->rs, B->cs, &tr, &ld);
-#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
     if (blas)
-        pthread_once(&blas_once, blas_single_threaded);
-#endif
+        tendo__blas_one_thread();
     return blas;
 #else
     (void)A, (void)B, (void)t;

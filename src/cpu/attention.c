@@ -1,0 +1,370 @@
+/* src/cpu/attention.c - rope and attention on the CPU (the device table's
+ * entries; core/transformer.c has checked the arguments).
+ *
+ * Both read their operands as dense compute-type values (float, or double
+ * for f64: a dtype that is its own compute type and contiguous is read in
+ * place), compute, and narrow into a new tensor of the input's dtype.
+ *
+ * attention is blocked as flash attention is: for each (batch, head, block
+ * of BQ queries), the keys go by in blocks of BK; each block's scores
+ * S = scale * Q K^T (+ mask, causal -inf) update a running row max m and
+ * row sum l (the online softmax), the output rows are rescaled by
+ * exp(m_old - m_new) and P V added.  Memory is BQ x BK scores per task,
+ * never Lq x Lk.  A row whose keys are all masked gives NaN (0/0), as
+ * softmax(-inf, ..., -inf) does; with no keys at all (Lk = 0) it is 0.  Tasks are spread over the threads; each
+ * output row is computed by one task in a fixed order, so results do not
+ * depend on the thread count. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "core/device.h"
+#include "core/iter.h"
+#include "core/traits.h"
+#include "core/transformer.h"
+#include "cpu/cpu.h"
+#include "cpu/gemm.h"
+#include "cpu/vmath.h"
+
+#ifdef TENDO_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+#define BQ 64  /* queries per task */
+#define BK 256 /* keys per step */
+
+/* t's elements in row-major order as dense compute-type values: t's own
+ * memory when it is contiguous and its own compute type (*owned false),
+ * else a new buffer (*owned true).  NULL on out of memory. */
+static void *dense_compute(const tendo__tensor *t, const tendo__traits *tr, bool *owned)
+{
+    size_t n = (size_t)t->numel;
+    void *buf, *raw;
+
+    *owned = false;
+    if (tr->own_compute && tendo__tensor_contiguous(t))
+        return tendo__tensor_data(t);
+    if (!(buf = tendo__malloc((n ? n : 1) * tr->compute_size)))
+        return NULL;
+    *owned = true;
+    if (tendo__tensor_contiguous(t)) {
+        tr->widen(tendo__tensor_data(t), 1, buf, (int64_t)n);
+        return buf;
+    }
+    if (!(raw = tendo__malloc((n ? n : 1) * tr->size))) {
+        free(buf);
+        return NULL;
+    }
+    tendo__copy_to_dense(t, raw);
+    tr->widen(raw, 1, buf, (int64_t)n);
+    free(raw);
+    return buf;
+}
+
+/* ---- rope ------------------------------------------------------------------------ */
+
+/* rope of rows rows of hd values of type T in place; cs[s][i] and
+ * sn[s][i] (rot/2 per position) are the cosines and sines. */
+#define ROPE_ROWS(NAME, T)                                                                      \
+    static void NAME(T *x, int64_t rows, int64_t seq, int64_t hd, const T *cs, const T *sn,      \
+                     int64_t rot, bool interleaved)                                             \
+    {                                                                                           \
+        int64_t half = rot / 2;                                                                 \
+        int threads = rows * hd >= TENDO__PARALLEL_MIN ? tendo__threads() : 1;                  \
+        (void)threads;                                                                          \
+        TENDO__OMP(omp parallel for num_threads(threads) schedule(static))                      \
+        for (int64_t r = 0; r < rows; r++) {                                                    \
+            T *row = x + r * hd;                                                                \
+            const T *c = cs + (r % seq) * half, *s = sn + (r % seq) * half;                      \
+            for (int64_t i = 0; i < half; i++) {                                                \
+                int64_t i0 = interleaved ? 2 * i : i, i1 = interleaved ? 2 * i + 1 : i + half;    \
+                T a = row[i0], b = row[i1];                                                     \
+                row[i0] = a * c[i] - b * s[i];                                                  \
+                row[i1] = b * c[i] + a * s[i];                                                  \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+ROPE_ROWS(rope_rows_f32, float)
+ROPE_ROWS(rope_rows_f64, double)
+
+/* The angle of position p and pair i: p * base^(-2i/rot), in double. */
+static double rope_angle(int64_t p, int64_t i, int64_t rot, double base)
+{
+    return (double)p * exp(-(double)(2 * i) / (double)rot * log(base));
+}
+
+static tendo__tensor *cpu_rope(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot,
+                               double base, bool interleaved)
+{
+    const tendo__traits *t = tendo__traits_of(x->dtype);
+    bool dbl = t->compute == TENDO__COMPUTE_DOUBLE;
+    int64_t seq = x->shape[x->ndim - 2], hd = x->shape[x->ndim - 1], half = rot / 2;
+    int64_t rows = seq > 0 && hd > 0 ? x->numel / hd : 0;
+    size_t table = (size_t)(seq > 0 ? seq * half : 1) * t->compute_size;
+    tendo__tensor *out = tendo__tensor_new(op, x->dtype, x->ndim, x->shape, x->storage->device), *pos;
+    const int64_t *p;
+    char *buf, *cs, *sn;
+
+    if (!out)
+        return NULL;
+    if (!(pos = tendo__host_contiguous(op, positions))) {
+        tendo__tensor_free(out);
+        return NULL;
+    }
+    /* x's values (widened to a copy: x is read-only), then the cosines and sines */
+    buf = tendo__malloc((size_t)(x->numel ? x->numel : 1) * t->compute_size + 2 * table);
+    if (!buf) {
+        tendo__fail(TENDO_ERR_OOM, op, "out of memory for a %lld x %lld rope", (long long)rows, (long long)hd);
+        tendo__tensor_free(pos);
+        tendo__tensor_free(out);
+        return NULL;
+    }
+    cs = buf + (size_t)x->numel * t->compute_size;
+    sn = cs + table;
+    if (tendo__tensor_contiguous(x)) {
+        t->widen(tendo__tensor_data(x), 1, buf, x->numel);
+    } else { /* the raw elements in order, in out's memory, then widened */
+        tendo__copy_to_dense(x, tendo__tensor_data(out));
+        t->widen(tendo__tensor_data(out), 1, buf, x->numel);
+    }
+    p = tendo__tensor_data(pos);
+    for (int64_t s = 0; s < seq; s++)
+        for (int64_t i = 0; i < half; i++) {
+            double a = rope_angle(p[s], i, rot, base);
+            if (dbl) {
+                ((double *)(void *)cs)[s * half + i] = cos(a);
+                ((double *)(void *)sn)[s * half + i] = sin(a);
+            } else {
+                ((float *)(void *)cs)[s * half + i] = (float)cos(a);
+                ((float *)(void *)sn)[s * half + i] = (float)sin(a);
+            }
+        }
+    if (dbl)
+        rope_rows_f64((double *)(void *)buf, rows, seq, hd, (const double *)(void *)cs, (const double *)(void *)sn,
+                      rot, interleaved);
+    else
+        rope_rows_f32((float *)(void *)buf, rows, seq, hd, (const float *)(void *)cs, (const float *)(void *)sn, rot,
+                      interleaved);
+    t->narrow(buf, tendo__tensor_data(out), 1, x->numel);
+    free(buf);
+    tendo__tensor_free(pos);
+    return out;
+}
+
+/* ---- attention ------------------------------------------------------------------- */
+
+/* The mask's element offset for batch b and head h (core/transformer.h). */
+static int64_t mask_offset(const tendo__attn *a, int64_t b, int64_t h)
+{
+    int64_t off = h * a->mask_h;
+
+    for (int d = a->nlead - 1; d >= 0; d--) {
+        off += (b % a->lead[d]) * a->mask_lead[d];
+        b /= a->lead[d];
+    }
+    return off;
+}
+
+/* C (m x n, row stride ldc) = alpha * A B^T + beta * C for row-major A
+ * (m x k) and B (n x k), and C = A B + beta C for B (k x n): CBLAS when
+ * built with it, else tendo's GEMM. */
+static void gemm_f32(bool bt, int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                     const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+#ifdef TENDO_HAVE_CBLAS
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, bt ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, A,
+                (int)(lda > 0 ? lda : 1), B, (int)(ldb > 0 ? ldb : 1), beta, C, (int)(ldc > 0 ? ldc : 1));
+#else
+    tendo__sgemm(m, n, k, alpha, A, lda, 1, B, bt ? 1 : ldb, bt ? ldb : 1, tendo__traits_of(TENDO_F32), beta, C,
+                 ldc);
+#endif
+}
+
+static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
+                     const double *B, int64_t ldb, double beta, double *C, int64_t ldc)
+{
+#ifdef TENDO_HAVE_CBLAS
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, bt ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, A,
+                (int)(lda > 0 ? lda : 1), B, (int)(ldb > 0 ? ldb : 1), beta, C, (int)(ldc > 0 ? ldc : 1));
+#else
+    tendo__dgemm(m, n, k, alpha, A, lda, 1, B, bt ? 1 : ldb, bt ? ldb : 1, beta, C, ldc);
+#endif
+}
+
+/* The largest of s[0..n) (-inf when n is 0 or all are -inf; NaN never wins)
+ * and the sum of s[0..n): eight independent lanes in a fixed order, so the
+ * compiler vectorizes them without reassociating. */
+#define ROW_REDUCE(T, SFX)                                                                       \
+    static T row_max_##SFX(const T *s, int64_t n)                                                \
+    {                                                                                            \
+        T lane[8], mx;                                                                           \
+        int64_t j = 0;                                                                           \
+        for (int l = 0; l < 8; l++)                                                              \
+            lane[l] = -(T)INFINITY;                                                              \
+        for (; j + 8 <= n; j += 8)                                                               \
+            for (int l = 0; l < 8; l++)                                                          \
+                lane[l] = s[j + l] > lane[l] ? s[j + l] : lane[l];                               \
+        for (; j < n; j++)                                                                       \
+            lane[0] = s[j] > lane[0] ? s[j] : lane[0];                                           \
+        mx = lane[0];                                                                            \
+        for (int l = 1; l < 8; l++)                                                              \
+            mx = lane[l] > mx ? lane[l] : mx;                                                    \
+        return mx;                                                                               \
+    }                                                                                            \
+    static T row_sum_##SFX(const T *s, int64_t n)                                                \
+    {                                                                                            \
+        T lane[8] = {0}, sum;                                                                    \
+        int64_t j = 0;                                                                           \
+        for (; j + 8 <= n; j += 8)                                                               \
+            for (int l = 0; l < 8; l++)                                                          \
+                lane[l] += s[j + l];                                                             \
+        for (; j < n; j++)                                                                       \
+            lane[0] += s[j];                                                                     \
+        sum = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])); \
+        return sum;                                                                              \
+    }
+
+ROW_REDUCE(float, f32)
+ROW_REDUCE(double, f64)
+
+/* One task of attention in type T: queries [i0, i0 + BQ) of head h of
+ * batch b, into out's rows (dense [batch, hq, lq, dv]).  mask (or NULL)
+ * is read through its dtype's widen.  False on out of memory. */
+#define ATTEND_BLOCK(NAME, T, GEMM, VEXP, EXP, SFX)                                                       \
+    static bool NAME(const tendo__attn *a, const T *q, const T *k, const T *v, const char *mask,       \
+                     const tendo__traits *mt, T *out, int64_t b, int64_t h, int64_t i0)                \
+    {                                                                                                \
+        const int64_t lq = a->lq, lk = a->lk, d = a->d, dv = a->dv, hk = h / (a->hq / a->hkv);        \
+        const int64_t i1 = i0 + BQ < lq ? i0 + BQ : lq, bq = i1 - i0;                                 \
+        const T *Q = q + ((b * a->hq + h) * lq + i0) * d;                                             \
+        const T *K = k + (b * a->hkv + hk) * lk * d, *V = v + (b * a->hkv + hk) * lk * dv;             \
+        T *O = out + ((b * a->hq + h) * lq + i0) * dv;                                                \
+        T *S = tendo__malloc((size_t)(bq * BK + 2 * bq + BK) * sizeof(T)), *m, *l, *mrow;             \
+        int64_t moff = mask ? mask_offset(a, b, h) : 0, jend = lk;                                    \
+                                                                                                     \
+        if (!S)                                                                                      \
+            return false;                                                                            \
+        m = S + bq * BK;                                                                             \
+        l = m + bq;                                                                                  \
+        mrow = l + bq;                                                                               \
+        for (int64_t r = 0; r < bq; r++) {                                                           \
+            m[r] = -(T)INFINITY;                                                                     \
+            l[r] = 0;                                                                                \
+        }                                                                                            \
+        memset(O, 0, (size_t)(bq * dv) * sizeof(T));                                                 \
+        if (a->causal) /* the last key the last query sees, plus one */                              \
+            jend = i1 + lk - lq < lk ? i1 + lk - lq : lk;                                            \
+        for (int64_t j0 = 0; j0 < jend; j0 += BK) {                                                  \
+            const int64_t bk = jend - j0 < BK ? jend - j0 : BK;                                      \
+            GEMM(true, bq, bk, d, (T)a->scale, Q, d, K + j0 * d, d, 0, S, BK);                       \
+            for (int64_t r = 0; r < bq; r++) {                                                       \
+                T *s = S + r * BK, mx, mnew, corr;                                                   \
+                if (mask) {                                                                          \
+                    mt->widen(mask + (moff + (i0 + r) * a->mask_q + j0 * a->mask_k) * (int64_t)mt->size, \
+                              a->mask_k, mrow, bk);                                                  \
+                    for (int64_t j = 0; j < bk; j++)                                                 \
+                        s[j] += mrow[j];                                                             \
+                }                                                                                    \
+                if (a->causal) {                                                                     \
+                    int64_t lim = i0 + r + lk - lq - j0; /* the last visible key in this block */    \
+                    for (int64_t j = lim + 1 > 0 ? lim + 1 : 0; j < bk; j++)                         \
+                        s[j] = -(T)INFINITY;                                                         \
+                }                                                                                    \
+                mx = row_max_##SFX(s, bk);                                                           \
+                mnew = mx > m[r] ? mx : m[r];                                                        \
+                if (mnew == -(T)INFINITY) { /* nothing visible yet: P is 0 */                        \
+                    memset(s, 0, (size_t)bk * sizeof(T));                                            \
+                    continue;                                                                        \
+                }                                                                                    \
+                corr = EXP(m[r] - mnew);                                                             \
+                for (int64_t j = 0; j < bk; j++)                                                     \
+                    s[j] -= mnew;                                                                    \
+                VEXP(s, s, bk);                                                                      \
+                l[r] = l[r] * corr + row_sum_##SFX(s, bk);                                           \
+                if (corr != 1)                                                                       \
+                    for (int64_t c = 0; c < dv; c++)                                                 \
+                        O[r * dv + c] *= corr;                                                       \
+                m[r] = mnew;                                                                         \
+            }                                                                                        \
+            GEMM(false, bq, dv, bk, 1, S, BK, V + j0 * dv, dv, 1, O, dv);                            \
+        }                                                                                            \
+        for (int64_t r = 0; r < bq && lk > 0; r++) /* no keys at all: a sum of nothing, 0 */          \
+            for (int64_t c = 0; c < dv; c++)                                                         \
+                O[r * dv + c] /= l[r]; /* 0/0 = NaN where no key was visible */                      \
+        free(S);                                                                                     \
+        return true;                                                                                 \
+    }
+
+ATTEND_BLOCK(attend_f32, float, gemm_f32, tendo__vexp_f32, expf, f32)
+ATTEND_BLOCK(attend_f64, double, gemm_f64, tendo__vexp_f64, exp, f64)
+
+static tendo__tensor *cpu_attention(const char *op, const tendo__attn *a, const tendo__tensor *q,
+                                    const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask)
+{
+    const tendo__traits *t = tendo__traits_of(q->dtype);
+    bool dbl = t->compute == TENDO__COMPUTE_DOUBLE, oq = false, ok_ = false, ov = false, failed = false;
+    int64_t shape[TENDO_MAX_DIMS], nqb = (a->lq + BQ - 1) / BQ, tasks = a->batch * a->hq * nqb;
+    tendo__tensor *out;
+    void *Q = NULL, *K = NULL, *V = NULL, *O = NULL;
+    const char *mdata = mask ? (const char *)tendo__tensor_data(mask) : NULL;
+    int threads = tendo__threads();
+
+    memcpy(shape, q->shape, sizeof shape);
+    shape[q->ndim - 1] = a->dv;
+    if (!(out = tendo__tensor_new(op, q->dtype, q->ndim, shape, q->storage->device)))
+        return NULL;
+    if (!(Q = dense_compute(q, t, &oq)) || !(K = dense_compute(k, t, &ok_)) || !(V = dense_compute(v, t, &ov)))
+        goto oom;
+    O = t->own_compute ? tendo__tensor_data(out) : tendo__malloc((size_t)(out->numel ? out->numel : 1) * t->compute_size);
+    if (!O)
+        goto oom;
+    tendo__blas_one_thread();
+    if (tasks * (a->lk + 1) * (a->d + a->dv + 1) < ((int64_t)1 << 16))
+        threads = 1;
+    if (threads > tasks)
+        threads = tasks > 0 ? (int)tasks : 1;
+    (void)threads;
+TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| : failed))
+    for (int64_t i = 0; i < tasks; i++) {
+        int64_t b = i / (a->hq * nqb), h = (i / nqb) % a->hq, i0 = (i % nqb) * BQ;
+        bool done = dbl ? attend_f64(a, Q, K, V, mdata, mask ? tendo__traits_of(mask->dtype) : NULL, O, b, h, i0)
+                        : attend_f32(a, Q, K, V, mdata, mask ? tendo__traits_of(mask->dtype) : NULL, O, b, h, i0);
+        if (!done)
+            failed = true;
+    }
+    if (failed)
+        goto oom;
+    if (!t->own_compute) {
+        t->narrow(O, tendo__tensor_data(out), 1, out->numel);
+        free(O);
+    }
+    if (oq) free(Q);
+    if (ok_) free(K);
+    if (ov) free(V);
+    return out;
+oom:
+    tendo__fail(TENDO_ERR_OOM, op, "out of memory for attention over q %s", tendo__shape_str(q->ndim, q->shape).s);
+    if (O && !t->own_compute)
+        free(O);
+    if (oq) free(Q);
+    if (ok_) free(K);
+    if (ov) free(V);
+    tendo__tensor_free(out);
+    return NULL;
+}
+
+/* ---- the device table's entries (src/cpu/device.c) ---- */
+
+tendo__tensor *tendo__cpu_rope(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot,
+                               double base, bool interleaved)
+{
+    return cpu_rope(op, x, positions, rot, base, interleaved);
+}
+
+tendo__tensor *tendo__cpu_attention(const char *op, const struct tendo__attn *a, const tendo__tensor *q,
+                                    const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask)
+{
+    return cpu_attention(op, a, q, k, v, mask);
+}
