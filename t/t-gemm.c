@@ -1,4 +1,6 @@
-/* t/t-gemm.c - tests for tendo__sgemm (src/cpu/gemm.c).
+/* t/t-gemm.c - tests for tendo__sgemm (src/cpu/gemm.c), and for the bf16
+ * cases again through tendo__gemm_bf16 (src/cpu/gemm_bf16.c, vdpbf16ps)
+ * where the CPU has AVX512_BF16.
  *
  * Every product is checked against a double-precision reference computed
  * from the same (widened) operand values, with a rigorous error bound:
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "core/traits.h"
+#include "cpu/cpu.h"
 #include "cpu/gemm.h"
 #include "cpu/half.h"
 #include "tap.h"
@@ -250,6 +253,18 @@ static double worst_error(const mat *A, const mat *B, const cmat *c, int64_t k, 
     return worst;
 }
 
+/* When set, bf16 products go through tendo__gemm_bf16 instead. */
+static int via_bf16_kernel;
+
+/* tendo__sgemm, or tendo__gemm_bf16 for bf16 operands when via_bf16_kernel. */
+static int run_gemm(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
+                    const void *b, int64_t rsb, int64_t csb, const tendo__traits *t, float beta, float *c, int64_t ldc)
+{
+    if (via_bf16_kernel && t == traits(G_BF16))
+        return tendo__gemm_bf16(m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, ldc);
+    return tendo__sgemm(m, n, k, alpha, a, rsa, csa, b, rsb, csb, t, beta, c, ldc);
+}
+
 /* One test case. */
 typedef struct {
     int64_t m, n, k;
@@ -266,7 +281,7 @@ static void check_case(const char *what, gcase g)
     mat A = make_mat(g.m, g.k, g.la, g.type, g.pad);
     mat B = make_mat(g.k, g.n, g.lb, g.type, g.pad);
     cmat c = make_c(g.m, g.n, g.pad, g.nan_c);
-    int rc = tendo__sgemm(g.m, g.n, g.k, g.alpha, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
+    int rc = run_gemm(g.m, g.n, g.k, g.alpha, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
                           B.cs, traits(g.type), g.beta, c.buf, c.ldc);
     double worst = worst_error(&A, &B, &c, g.k, g.alpha, g.beta);
     int sent = sentinels_ok(&c);
@@ -389,7 +404,7 @@ static void test_bcast_rows_equal(gtype type)
     mat A = make_mat(29, 300, L_BCAST_ROWS, type, 0);
     mat B = make_mat(300, 35, L_ROW, type, 0);
     cmat c = make_c(29, 35, 0, 1);
-    int rc = tendo__sgemm(29, 35, 300, 1.5f, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
+    int rc = run_gemm(29, 35, 300, 1.5f, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
                           B.cs, traits(type), 0.0f, c.buf, c.ldc);
     int same = rc == 0;
     for (int64_t i = 1; i < 29; i++)
@@ -409,13 +424,13 @@ static void test_row_split(layout la, layout lb, gtype type, float beta)
     mat B = make_mat(k, n, lb, type, 1);
     cmat whole = make_c(m, n, 2, 0), split = make_c(m, n, 2, 0);
     memcpy(split.buf, whole.buf, (size_t)whole.nbuf * sizeof(float));
-    int rc = tendo__sgemm(m, n, k, 0.75f, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs, B.cs,
+    int rc = run_gemm(m, n, k, 0.75f, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs, B.cs,
                           traits(type), beta, whole.buf, whole.ldc);
     for (int64_t i0 = 0; i0 < m && rc == 0;) {
         int64_t rows = MR * rnd_int(1, 5);
         if (rows > m - i0)
             rows = m - i0;
-        rc = tendo__sgemm(rows, n, k, 0.75f, row_ptr(&A, i0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
+        rc = run_gemm(rows, n, k, 0.75f, row_ptr(&A, i0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
                           B.cs, traits(type), beta, split.buf + i0 * split.ldc, split.ldc);
         i0 += rows;
     }
@@ -466,6 +481,25 @@ static void test_kernel(const char *kernel)
     test_splits();
 }
 
+/* The bf16 cases through the vdpbf16ps kernel. */
+static void test_bf16_kernel(void)
+{
+    if (!tendo__cpu_has(TENDO__CPU_AVX512BF16)) {
+        skip(1, "no AVX512_BF16 on this CPU (or TENDO_CPU caps it): the vdpbf16ps kernel is not used");
+        return;
+    }
+    diag("micro-kernel: avx512bf16 (bf16 operands)");
+    via_bf16_kernel = 1;
+    test_shapes("avx512bf16 shapes bf16", G_BF16, NSHAPES);
+    test_random("avx512bf16 random bf16", G_BF16, 25);
+    test_strides(G_BF16);
+    test_bcast_rows_equal(G_BF16);
+    test_row_split(L_COL, L_ROW, G_BF16, -1.0f);
+    test_row_split(L_FLIP_ROWS, L_STRIDED, G_BF16, 0.5f);
+    test_row_split(L_ROW, L_FLIP_COLS, G_BF16, 0.0f);
+    via_bf16_kernel = 0;
+}
+
 int main(void)
 {
     plan_lazy();
@@ -473,6 +507,7 @@ int main(void)
     tendo__gemm_force_portable(1);
     test_kernel("portable");
     tendo__gemm_force_portable(0);
+    test_bf16_kernel();
     diag("largest error / bound: %g", worst_seen);
     return done_testing();
 }

@@ -1,8 +1,8 @@
 /* src/cpu/cpu.c - CPU feature detection for the runtime dispatch (cpu.h).
  *
  * TENDO_CPU in the environment caps what the dispatch may use, so that one
- * machine can test every path: "portable" (plain C everywhere) or "avx2"
- * (AVX2, FMA and F16C at most: no AVX-512).  Read once, at the first question. */
+ * machine can test every path: "portable" (plain C everywhere), "avx2"
+ * (AVX2, FMA and F16C at most: no AVX-512) or "avx512" (no AVX512_BF16).  Read once, at the first question. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,6 +44,8 @@ static unsigned detect(void)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
         f |= TENDO__CPU_AVX512;
+    if ((f & TENDO__CPU_AVX512) && __builtin_cpu_supports("avx512bf16"))
+        f |= TENDO__CPU_AVX512BF16;
     return f;
 }
 #else
@@ -64,6 +66,8 @@ static unsigned allowed(void)
         return 0;
     if (level && !strcmp(level, "avx2"))
         return TENDO__CPU_AVX2 | TENDO__CPU_FMA | TENDO__CPU_F16C;
+    if (level && !strcmp(level, "avx512"))
+        return TENDO__CPU_AVX2 | TENDO__CPU_FMA | TENDO__CPU_F16C | TENDO__CPU_AVX512;
     return ~KNOWN;
 }
 
@@ -89,9 +93,9 @@ static void describe(void)
     unsigned f = used();
     const char *level = getenv("TENDO_CPU");
 
-    snprintf(described, sizeof described, "%s%s%s%s%s%s%s", f & TENDO__CPU_AVX2 ? "avx2 " : "",
+    snprintf(described, sizeof described, "%s%s%s%s%s%s%s%s", f & TENDO__CPU_AVX2 ? "avx2 " : "",
              f & TENDO__CPU_FMA ? "fma " : "", f & TENDO__CPU_F16C ? "f16c " : "",
-             f & TENDO__CPU_AVX512 ? "avx512 " : "",
+             f & TENDO__CPU_AVX512 ? "avx512 " : "", f & TENDO__CPU_AVX512BF16 ? "avx512bf16 " : "",
              f & ~KNOWN ? "" : "portable ", level ? "(TENDO_CPU=" : "", level ? level : "");
     if (level)
         strncat(described, ")", sizeof described - strlen(described) - 1);

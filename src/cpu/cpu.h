@@ -11,8 +11,14 @@
 struct tendo__tensor;
 
 /* AVX512 stands for AVX-512 F, BW, VL and DQ together (with the OS
- * saving ZMM registers). */
-enum { TENDO__CPU_AVX2 = 1, TENDO__CPU_FMA = 2, TENDO__CPU_F16C = 4, TENDO__CPU_AVX512 = 8 };
+ * saving ZMM registers); AVX512BF16 for its bf16 dot products. */
+enum {
+    TENDO__CPU_AVX2 = 1,
+    TENDO__CPU_FMA = 2,
+    TENDO__CPU_F16C = 4,
+    TENDO__CPU_AVX512 = 8,
+    TENDO__CPU_AVX512BF16 = 16,
+};
 
 /* True when the CPU has every feature in mask (the AVX2 check includes
  * the OS saving YMM registers); always false off x86.  Thread-safe. */
@@ -24,6 +30,13 @@ bool tendo__cpu_has(unsigned mask);
  * (src/cpu/argbest.c); for argmax and argmin. */
 float tendo__best_f32(const float *v, int64_t n, bool largest, bool *nan);
 double tendo__best_f64(const double *v, int64_t n, bool largest, bool *nan);
+
+/* C (m x n, f32, row stride ldc) = alpha * A B + beta * C for bf16 A and
+ * B (element strides, any) with vdpbf16ps (src/cpu/gemm_bf16.c): 0 when
+ * done, 1 when this CPU (or build) has no such kernel or there is nothing
+ * to multiply (C untouched: use tendo__sgemm), -1 out of memory. */
+int tendo__gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
+                     const void *b, int64_t rsb, int64_t csb, float beta, float *c, int64_t ldc);
 
 /* ---- the CPU kernels of the device table (src/cpu/device.c) ---- */
 

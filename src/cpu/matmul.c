@@ -98,6 +98,13 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
     if (dbl)
         return tendo__dgemm(r1 - r0, n, k, 1.0, (const double *)(const void *)ar, A->rs, A->cs,
                             (const double *)(const void *)b, B->rs, B->cs, 0.0, (double *)crow, n) == 0;
+#ifdef TENDO_HAVE_BF16
+    if (t == tendo__traits_of(TENDO_BF16)) { /* vdpbf16ps where the CPU has it */
+        int done = tendo__gemm_bf16(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, 0.0f, (float *)crow, n);
+        if (done <= 0)
+            return done == 0;
+    }
+#endif
     return tendo__sgemm(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, t, 0.0f, (float *)crow, n) == 0;
 }
 
