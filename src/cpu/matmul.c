@@ -11,6 +11,7 @@
 #include "config.h"
 #include "core/iter.h"
 #include "core/matmul.h"
+#include "core/pool.h"
 #include "core/traits.h"
 #include "cpu/cpu.h"
 #include "cpu/gemm.h"
@@ -129,26 +130,32 @@ static bool use_blas(const operand *A, const operand *B, const tendo__traits *t)
 }
 
 /* One task: rows [r0, r1) of batch bi of C (p's shapes, out's storage).  A
- * dtype that is not its own compute type gets the rows in a float (double)
- * scratch and narrowed.  False on out of memory. */
+ * dtype that is not its own compute type gets the rows in a float scratch
+ * from the CPU's pool, then narrowed.  False on out of memory. */
 static bool gemm_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
                       const tendo__traits *t, int64_t bi, int64_t r0, int64_t r1, bool blas)
 {
     int64_t aoff, boff, m = p->A.rows, n = p->B.cols, csize = (int64_t)t->size;
     size_t rsize = t->compute == TENDO__COMPUTE_DOUBLE ? sizeof(double) : sizeof(float);
     char *dst = (char *)tendo__tensor_data(out) + (bi * m + r0) * n * csize;
-    void *c = t->own_compute ? (void *)dst : tendo__malloc((size_t)((r1 - r0) * n) * rsize);
+    tendo__pool *pool = t->own_compute ? NULL : tendo__pool_of(tendo_cpu());
+    tendo__pool_block *blk = NULL;
+    void *c = dst;
     bool done;
 
-    if (!c)
-        return false;
+    if (!t->own_compute) { /* from the pool: a fresh mapping per call would fault in every page */
+        blk = pool ? tendo__pool_alloc(pool, "matmul", (size_t)((r1 - r0) * n) * rsize, 0) : NULL;
+        if (!blk)
+            return false;
+        c = tendo__pool_block_ptr(blk);
+    }
     tendo__mm_batch_offsets(p, bi, &aoff, &boff);
     done = gemm_rows(&p->A, &p->B, (const char *)tendo__tensor_data(a) + aoff * csize,
                      (const char *)tendo__tensor_data(b) + boff * csize, n, c, t, r0, r1, blas);
-    if (!t->own_compute) {
+    if (blk) {
         if (done)
             t->narrow(c, dst, 1, (r1 - r0) * n);
-        free(c);
+        tendo__pool_free(pool, blk);
     }
     return done;
 }
