@@ -213,9 +213,15 @@ static void DTFN(test_attention)(uint64_t *rng)
         DTFN(fill)(rng, q, 48);
         DTFN(fill)(rng, k, 80);
         DTFN(fill)(rng, v, 50);
-        tq = tensor_reshape(DTFN(make4)((const int64_t[]){1, 1, 6, 8}, q, false), TENDO_SHAPE(6, 8));
-        tk = tensor_reshape(DTFN(make4)((const int64_t[]){1, 1, 10, 8}, k, false), TENDO_SHAPE(10, 8));
-        tv = tensor_reshape(DTFN(make4)((const int64_t[]){1, 1, 10, 5}, v, false), TENDO_SHAPE(10, 5));
+        TT *q4 = DTFN(make4)((const int64_t[]){1, 1, 6, 8}, q, false);
+        TT *k4 = DTFN(make4)((const int64_t[]){1, 1, 10, 8}, k, false);
+        TT *v4 = DTFN(make4)((const int64_t[]){1, 1, 10, 5}, v, false);
+        tq = tensor_reshape(q4, TENDO_SHAPE(6, 8));
+        tk = tensor_reshape(k4, TENDO_SHAPE(10, 8));
+        tv = tensor_reshape(v4, TENDO_SHAPE(10, 5));
+        tensor_free(q4);
+        tensor_free(k4);
+        tensor_free(v4);
         DTFN(ref_attention)(&c, q, k, v, NULL, NULL, want);
         r = tensor_attention(tq, tk, tv, NULL, false, 0);
         got = r && tensor_ndim(r) == 2 && tensor_shape(r)[0] == 6 && tensor_shape(r)[1] == 5 ? DTFN(values)(r) : NULL;
