@@ -160,6 +160,29 @@ static bool gemm_task(const tendo__mm_plan *p, const tendo__tensor *a, const ten
     return done;
 }
 
+/* When B is the same matrix for every batch (a Linear layer's weight) and
+ * A's batches follow one another row after row, the batches are one tall
+ * product: folds them into A's rows (C is dense, so its rows follow too).
+ * One GEMM packs B once instead of once per batch. */
+static void fold_batches(tendo__mm_plan *p)
+{
+    int64_t next = p->A.rows * p->A.rs;
+
+    if (p->nbatches < 2)
+        return;
+    for (int d = p->nbatch - 1; d >= 0; d--) {
+        if (p->batch[d] == 1)
+            continue;
+        if (p->B.batch_stride[d] != 0 || p->A.batch_stride[d] != next)
+            return;
+        next *= p->batch[d];
+    }
+    p->A.rows *= p->nbatches;
+    p->nbatches = 1;
+    for (int d = 0; d < p->nbatch; d++)
+        p->A.batch_stride[d] = p->B.batch_stride[d] = 0;
+}
+
 tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
 {
     const tendo__traits *t = tendo__traits_of(a->dtype);
@@ -178,6 +201,7 @@ tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const t
     out = tendo__tensor_new(op, a->dtype, p.out_ndim, p.out_shape, a->storage->device);
     if (!out)
         return NULL;
+    fold_batches(&p);
     m = p.A.rows;
     n = p.B.cols;
     k = p.A.cols;
