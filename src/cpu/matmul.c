@@ -41,16 +41,16 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, enum
 }
 #endif
 
-/* C's rows are cut into blocks, each a multiple of tendo__sgemm's MR rows
- * and one single-threaded GEMM call; the tasks (batch, row block) are spread
- * over the threads, so many small matrices (attention's batched products)
- * use every thread as a big one does.  A batch is cut only as far as the
- * threads need (B is packed once per block), and never below MIN_ROWS rows.
- * Each element of C gets the same bits however the rows are cut at
- * multiples of MR: tendo__sgemm by design (gemm.h), and OpenBLAS because its
- * k blocking depends on k alone.  So C never depends on how many threads
- * ran; t-nn checks 1, 2 and 3 threads bit for bit. */
-#define MIN_ROWS (8 * TENDO__GEMM_MR)
+/* C's rows are cut into blocks of ROW_BLOCK rows, each one single-threaded
+ * GEMM call, and the tasks (batch, row block) are spread over the threads,
+ * so many small matrices (attention's batched products) use every thread
+ * as a big one does.  The blocks depend on the shapes alone, never on the
+ * thread count: OpenBLAS gives an element different bits when its rows are
+ * cut differently (its kernels for the last rows of a call sum in another
+ * order), so C never depends on how many threads ran; t-nn checks 1, 2 and
+ * 3 threads bit for bit.  256 rows split the common power-of-two sizes
+ * evenly over 2 or 4 threads, and pack B a quarter as often as 64 would. */
+#define ROW_BLOCK 256
 
 #ifdef TENDO_HAVE_CBLAS
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
@@ -210,12 +210,7 @@ tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const t
     blas = use_blas(&p.A, &p.B, t);
     if (p.nbatches * m * n * (k > 0 ? k : 1) < ((int64_t)1 << 18))
         threads = 1;
-    /* blocks per batch: enough for the threads, none below MIN_ROWS rows */
-    blocks = (threads + p.nbatches - 1) / p.nbatches;
-    if (blocks > m / MIN_ROWS)
-        blocks = m / MIN_ROWS > 0 ? m / MIN_ROWS : 1;
-    rows = (m + blocks - 1) / blocks;
-    rows = (rows + TENDO__GEMM_MR - 1) / TENDO__GEMM_MR * TENDO__GEMM_MR;
+    rows = ROW_BLOCK;
     blocks = (m + rows - 1) / rows;
     tasks = p.nbatches * blocks;
     if (threads > tasks)
