@@ -158,9 +158,124 @@ static void test_errors(void)
     tensor_free(idx2d);
 }
 
+/* a (on the CPU) and b (anywhere) hold the same f32 values */
+static bool t_same_f32(const tensor_f32 *a, const tensor_f32 *b, const char *what)
+{
+    int64_t n = tensor_numel(a);
+    float *x = malloc((size_t)(n ? n : 1) * sizeof *x), *y = malloc((size_t)(n ? n : 1) * sizeof *y);
+    bool good = b && t_same_shape(tensor_ndim(a), tensor_shape(a), tensor_ndim(b), tensor_shape(b)) &&
+                tensor_copy_to(a, x, n) == TENDO_OK && tensor_copy_to(b, y, n) == TENDO_OK &&
+                (n == 0 || !memcmp(x, y, (size_t)n * sizeof *x));
+
+    if (!good)
+        diag("%s: differs from the CPU (%s)", what, b ? "values or shape" : tendo_error_message(tendo_last_error()));
+    free(x);
+    free(y);
+    return good;
+}
+
+/* The same ops on a GPU against the CPU (f32, i64 indices), and the
+ * device-side index check. */
+static void test_cuda(void)
+{
+    int64_t s[2] = {5, 6}, is[2] = {3, 6}, iv[18], sel[4] = {4, -1, 0, 2};
+    tendo_device g = tendo_cuda(0);
+    tensor_f32 *a, *ag, *r, *rg, *o, *og;
+    tensor_i64 *ix, *ixg, *sx, *sxg;
+    uint64_t rng = 5;
+
+    if (!tendo_cuda_available()) {
+        skip(7, "no CUDA device");
+        return;
+    }
+    for (int i = 0; i < 18; i++)
+        iv[i] = (int64_t)(t_rand_u64(&rng) % 10) - 5;
+    for (int i = 0; i < 6; i++) /* distinct rows per column for scatter */
+        iv[i] = 0, iv[6 + i] = -1, iv[12 + i] = 2;
+    a = tensor_f32_rand(2, s, 1, tendo_cpu());
+    ag = tensor_to(a, g);
+    ix = tensor_i64_from_data(iv, 2, is, tendo_cpu());
+    ixg = tensor_to(ix, g);
+    sx = tensor_i64_from_data(sel, 1, (const int64_t[]){4}, tendo_cpu());
+    sxg = tensor_to(sx, g);
+    r = tensor_index_select(a, 1, sx);
+    rg = tensor_index_select(ag, 1, sxg);
+    ok(t_same_f32(r, rg, "index_select"), "cuda index_select matches the CPU");
+    tensor_free(r);
+    tensor_free(rg);
+    r = tensor_gather(a, 0, ix);
+    rg = tensor_gather(ag, 0, ixg);
+    ok(t_same_f32(r, rg, "gather"), "cuda gather matches the CPU");
+    tensor_free(r);
+    tensor_free(rg);
+    o = tensor_f32_zeros(2, s, tendo_cpu());
+    og = tensor_to(o, g);
+    ok(tensor_scatter_out(o, 0, ix, a) == TENDO_OK && tensor_scatter_out(og, 0, ixg, ag) == TENDO_OK &&
+           t_same_f32(o, og, "scatter_out"),
+       "cuda scatter_out matches the CPU");
+    {
+        int64_t bad[4] = {0, 7, 1, 2};
+        tensor_i64 *b = tensor_i64_from_data(bad, 1, (const int64_t[]){4}, tendo_cpu()), *bg = tensor_to(b, g);
+        tensor_f32 *keep = tensor_clone(og);
+        tensor_i64 *b2 = tensor_i64_from_data(bad, 2, (const int64_t[]){1, 4}, tendo_cpu()), *b2g = tensor_to(b2, g);
+        ok(!tensor_index_select(ag, 0, bg) && t_failed_with(TENDO_ERR_INVALID_ARG, "index 7 is out of range for dim 0 of size 5") &&
+               tensor_scatter_out(og, 1, b2g, ag) == TENDO_ERR_INVALID_ARG &&
+               t_failed_with(TENDO_ERR_INVALID_ARG, "index 7 is out of range for dim 1 of size 6") &&
+               t_same_f32(keep, og, "out after a failed scatter"),
+           "cuda: an out-of-range index fails after the kernel, out unchanged");
+        tensor_free(keep);
+        tensor_free(b);
+        tensor_free(bg);
+        tensor_free(b2);
+        tensor_free(b2g);
+    }
+    {
+        const tensor_f32 *parts[2] = {a, a}, *gparts[2] = {ag, ag};
+        r = tensor_cat(parts, 2, 1);
+        rg = tensor_cat(gparts, 2, 1);
+        ok(t_same_f32(r, rg, "cat"), "cuda cat matches the CPU");
+        tensor_free(r);
+        tensor_free(rg);
+        r = tensor_stack(parts, 2, 1);
+        rg = tensor_stack(gparts, 2, 1);
+        tensor_free(r);
+        tensor_free(rg);
+    }
+    {
+        tensor_f32 *row = tensor_narrow(a, 0, 1, 1), *rowg = tensor_narrow(ag, 0, 1, 1);
+        tensor_f32 *vt = tensor_transpose(o, 0, 1), *vtg = tensor_transpose(og, 0, 1);
+        tensor_f32 *rt = tensor_transpose(row, 0, 1), *rtg = tensor_transpose(rowg, 0, 1);
+        /* a [6,1] column broadcast into the transposed [6,5] view */
+        ok(tensor_copy_into(vt, rt) == TENDO_OK && tensor_copy_into(vtg, rtg) == TENDO_OK && t_same_f32(o, og, "copy_into"),
+           "cuda copy_into a transposed view with broadcasting matches the CPU");
+        tensor_free(row);
+        tensor_free(rowg);
+        tensor_free(vt);
+        tensor_free(vtg);
+        tensor_free(rt);
+        tensor_free(rtg);
+    }
+    r = tensor_triu(a, 1);
+    rg = tensor_triu(ag, 1);
+    ok(t_same_f32(r, rg, "triu"), "cuda triu matches the CPU");
+    tensor_free(r);
+    tensor_free(rg);
+    tensor_free(a);
+    tensor_free(ag);
+    tensor_free(o);
+    tensor_free(og);
+    tensor_free(ix);
+    tensor_free(ixg);
+    tensor_free(sx);
+    tensor_free(sxg);
+}
+
 int main(void)
 {
     FOR_EACH_DTYPE(test_index);
     test_errors();
+#ifdef TENDO_HAVE_F32
+    test_cuda();
+#endif
     return done_testing();
 }

@@ -6,11 +6,16 @@
  * int64 (negative entries already wrapped, every entry checked) that
  * replaces one operand's position along dim.  All checks, the indices
  * included, come before the first write, so a failed call leaves its
- * output as it was and touches nothing outside the tensors.
+ * output as it was and touches nothing outside the tensors.  On a GPU the
+ * same walk runs as a kernel (the device table's index slot) that reads
+ * the index where it is and checks it there, raising a flag that is read
+ * back after the kernel; scatter runs a checking pass before the writing
+ * one.  scatter_add is CPU-only for now.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/device.h"
 #include "core/events.h"
 #include "core/index.h"
 #include "core/iter.h"
@@ -131,10 +136,6 @@ static int64_t *read_index(const char *op, const tendo__tensor *index, int dim, 
     int64_t n = index->numel;
     int64_t *buf;
 
-    if (!index_dtype_ok(index->dtype)) {
-        tendo__fail(TENDO_ERR_DTYPE, op, "index has dtype %s, want i64 or i32", tendo_dtype_name(index->dtype));
-        return NULL;
-    }
     buf = tendo__malloc(n > 0 ? (size_t)n * sizeof *buf : 1);
     if (!buf) {
         tendo__fail(TENDO_ERR_OOM, op, "out of memory reading the index");
@@ -163,7 +164,7 @@ static int64_t *read_index(const char *op, const tendo__tensor *index, int dim, 
     return buf;
 }
 
-/* src and index are given, on one device, and that device runs these ops. */
+/* src and index are given, on one device, and index is i64 or i32. */
 static bool check_args(const char *op, const tendo__tensor *a, const char *aname, const tendo__tensor *index,
                        const tendo__tensor *src)
 {
@@ -179,9 +180,8 @@ static bool check_args(const char *op, const tendo__tensor *a, const char *aname
     }
     if (!tendo__check_device(op, a->storage->device))
         return false;
-    if (a->storage->device.type != TENDO_CPU) {
-        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "not implemented on %s yet (CPU only)",
-                    tendo_device_str(a->storage->device));
+    if (!index_dtype_ok(index->dtype)) {
+        tendo__fail(TENDO_ERR_DTYPE, op, "index has dtype %s, want i64 or i32", tendo_dtype_name(index->dtype));
         return false;
     }
     if (src && src->dtype != a->dtype) {
@@ -192,11 +192,76 @@ static bool check_args(const char *op, const tendo__tensor *a, const char *aname
     return true;
 }
 
+/* Runs w on the GPU of index, reading the index where it is (strides
+ * istride) and checking it there: a pass that only checks first when
+ * check_first (scatter: out stays as it was on failure), then the writing
+ * pass.  ts[0..nts): every tensor the walk touches.  False with the error
+ * set (TENDO_ERR_INVALID_ARG naming the first bad index found). */
+static bool cuda_walk(const char *op, const walk *w, const tendo__tensor *index, const int64_t *istride,
+                      int64_t ksize, int dim, bool check_first, const tendo__tensor *const *ts, int nts)
+{
+    const tendo__device_ops *dev = tendo__device_ops_of(index->storage->device.type);
+    tendo_device d = index->storage->device;
+    int64_t two = 2, bad[2] = {0, 0}, zero = 0;
+    tendo__tensor *flag;
+    tendo__cu_index c;
+    bool good;
+
+    if (!dev->index || !dev->fill || !dev->download) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "not implemented on %s", tendo_device_str(d));
+        return false;
+    }
+    memset(&c, 0, sizeof c);
+    c.ndim = w->ndim;
+    c.numel = 1;
+    for (int i = 0; i < w->ndim; i++) {
+        c.numel *= w->shape[i];
+        c.shape[i] = w->shape[i];
+        c.dstride[i] = w->dstride[i];
+        c.sstride[i] = w->sstride[i];
+        c.istride[i] = istride[i];
+    }
+    if (c.numel == 0)
+        return true;
+    if (!(flag = tendo__tensor_new(op, TENDO_I64, 1, &two, d)))
+        return false;
+    c.elsize = (int)w->elsize;
+    c.idx_size = (int)tendo_dtype_size(index->dtype);
+    c.ksize = ksize;
+    c.dst_k = w->dst_k;
+    c.src_k = w->src_k;
+    c.dst = w->dst;
+    c.src = w->src;
+    c.idx = tendo__tensor_data(index);
+    c.bad = tendo__tensor_data(flag);
+    good = dev->fill(op, flag, &zero);
+    for (int pass = check_first ? 0 : 1; good && pass < 2; pass++) {
+        c.check_only = pass == 0;
+        good = dev->index(op, &c, ts, nts) && dev->download(op, d, bad, c.bad, sizeof bad);
+        if (good && bad[0]) {
+            tendo__fail(TENDO_ERR_INVALID_ARG, op, "index %lld is out of range for dim %d of size %lld",
+                        (long long)bad[1], dim, (long long)ksize);
+            good = false;
+        }
+    }
+    tendo__tensor_free(flag);
+    return good;
+}
+
+/* index's strides on the walk's nd dims: its own (gather, scatter; 0 for
+ * a 0-d index), or along dim only (index_select's 1-D or 0-d index). */
+static void index_strides(const tendo__tensor *index, int nd, int dim, bool select, int64_t *istride)
+{
+    for (int d = 0; d < nd; d++)
+        istride[d] = select ? (d == dim && index->ndim ? index->stride[0] : 0) : index->ndim ? index->stride[d] : 0;
+}
+
 tendo__tensor *tendo__index_select(const char *op, const tendo__tensor *src, int dim, const tendo__tensor *index)
 {
     tendo__op_scope s = tendo__op_begin();
-    int64_t shape[TENDO_MAX_DIMS], *idx;
+    int64_t shape[TENDO_MAX_DIMS], *idx = NULL, ksize;
     tendo__tensor *out;
+    bool cuda;
     walk w;
     int nd;
 
@@ -210,18 +275,18 @@ tendo__tensor *tendo__index_select(const char *op, const tendo__tensor *src, int
                     tendo__shape_str(index->ndim, index->shape).s);
         return NULL;
     }
-    if (src->ndim == 0 && index->ndim == 0) {
-        /* torch: a 0-d src and index give a 0-d result */
-    } else if (src->ndim == 0 && index->numel != 1) {
+    if (src->ndim == 0 && index->numel != 1) {
         tendo__fail(TENDO_ERR_SHAPE, op, "a 0-d src takes one index, not %lld", (long long)index->numel);
         return NULL;
     }
-    if (!(idx = read_index(op, index, dim, src->ndim > 0 ? src->shape[dim] : 1)))
+    ksize = src->ndim > 0 ? src->shape[dim] : 1;
+    cuda = src->storage->device.type != TENDO_CPU;
+    if (!cuda && !(idx = read_index(op, index, dim, ksize)))
         return NULL;
-    if (src->ndim > 0)
+    if (src->ndim > 0) {
         memcpy(shape, src->shape, (size_t)src->ndim * sizeof *shape);
-    if (src->ndim > 0)
         shape[dim] = index->numel;
+    }
     out = tendo__tensor_new(op, src->dtype, src->ndim, shape, src->storage->device);
     if (!out) {
         free(idx);
@@ -240,8 +305,18 @@ tendo__tensor *tendo__index_select(const char *op, const tendo__tensor *src, int
     w.idx = idx;
     w.src_k = src->ndim > 0 ? src->stride[dim] : 0;
     w.elsize = tendo_dtype_size(src->dtype);
-    walk_run(&w, true);
-    free(idx);
+    if (cuda) {
+        const tendo__tensor *ts[3] = {out, src, index};
+        int64_t istr[TENDO_MAX_DIMS];
+        index_strides(index, nd, dim, true, istr);
+        if (!cuda_walk(op, &w, index, istr, ksize, dim, false, ts, 3)) {
+            tendo__tensor_free(out);
+            return NULL;
+        }
+    } else {
+        walk_run(&w, true);
+        free(idx);
+    }
     return tendo__op_end(s, op, out, src, index);
 }
 
@@ -264,8 +339,9 @@ static bool check_index_shape(const char *op, const tendo__tensor *index, const 
 tendo__tensor *tendo__gather(const char *op, const tendo__tensor *src, int dim, const tendo__tensor *index)
 {
     tendo__op_scope s = tendo__op_begin();
-    int64_t *idx;
+    int64_t *idx = NULL, ksize;
     tendo__tensor *out;
+    bool cuda;
     walk w;
     int nd;
 
@@ -276,7 +352,9 @@ tendo__tensor *tendo__gather(const char *op, const tendo__tensor *src, int dim, 
         return NULL;
     if (!check_index_shape(op, index, src, "src", dim, false))
         return NULL;
-    if (!(idx = read_index(op, index, dim, src->ndim > 0 ? src->shape[dim] : 1)))
+    ksize = src->ndim > 0 ? src->shape[dim] : 1;
+    cuda = src->storage->device.type != TENDO_CPU;
+    if (!cuda && !(idx = read_index(op, index, dim, ksize)))
         return NULL;
     out = tendo__tensor_new(op, src->dtype, index->ndim, index->shape, src->storage->device);
     if (!out) {
@@ -296,8 +374,18 @@ tendo__tensor *tendo__gather(const char *op, const tendo__tensor *src, int dim, 
     w.idx = idx;
     w.src_k = src->ndim > 0 ? src->stride[dim] : 0;
     w.elsize = tendo_dtype_size(src->dtype);
-    walk_run(&w, true);
-    free(idx);
+    if (cuda) {
+        const tendo__tensor *ts[3] = {out, src, index};
+        int64_t istr[TENDO_MAX_DIMS];
+        index_strides(index, nd, dim, false, istr);
+        if (!cuda_walk(op, &w, index, istr, ksize, dim, false, ts, 3)) {
+            tendo__tensor_free(out);
+            return NULL;
+        }
+    } else {
+        walk_run(&w, true);
+        free(idx);
+    }
     return tendo__op_end(s, op, out, src, index);
 }
 
@@ -305,9 +393,10 @@ tendo_status tendo__scatter(const char *op, tendo__tensor *out, int dim, const t
                             const tendo__tensor *src, tendo__add1_fn add)
 {
     tendo__op_scope s = tendo__op_begin();
-    int64_t *idx, istr[TENDO_MAX_DIMS];
+    int64_t *idx = NULL, istr[TENDO_MAX_DIMS], ksize;
     tendo__tensor *copy = NULL;
     const tendo__tensor *src_in = src;
+    bool cuda, good = true;
     walk w;
     int nd;
 
@@ -323,7 +412,12 @@ tendo_status tendo__scatter(const char *op, tendo__tensor *out, int dim, const t
             return tendo__fail(TENDO_ERR_INVALID_ARG, op, "out (shape %s, strides %s) has overlapping elements",
                                tendo__shape_str(out->ndim, out->shape).s,
                                tendo__shape_str(out->ndim, out->stride).s);
-    if (!(idx = read_index(op, index, dim, out->ndim > 0 ? out->shape[dim] : 1)))
+    cuda = out->storage->device.type != TENDO_CPU;
+    if (cuda && add)
+        return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "not implemented on %s yet (CPU only)",
+                           tendo_device_str(out->storage->device));
+    ksize = out->ndim > 0 ? out->shape[dim] : 1;
+    if (!cuda && !(idx = read_index(op, index, dim, ksize)))
         return tendo_error_status(tendo_last_error());
     if (src->storage == out->storage && index->numel > 0) {
         /* src may be (part of) out: read it from a copy, as if all reads came first */
@@ -348,9 +442,16 @@ tendo_status tendo__scatter(const char *op, tendo__tensor *out, int dim, const t
     w.dst_k = out->ndim > 0 ? out->stride[dim] : 0;
     w.elsize = tendo_dtype_size(out->dtype);
     w.add = add;
-    walk_run(&w, false); /* repeated indices write one element twice: one thread */
-    free(idx);
+    if (cuda) {
+        const tendo__tensor *ts[3] = {out, src, index};
+        index_strides(index, nd, dim, false, istr);
+        good = cuda_walk(op, &w, index, istr, ksize, dim, true, ts, 3);
+    } else {
+        walk_run(&w, false); /* repeated indices write one element twice: one thread */
+        free(idx);
+    }
+    if (good)
+        tendo__op_end(s, op, out, src_in, index);
     tendo__tensor_free(copy);
-    tendo__op_end(s, op, out, src_in, index);
-    return TENDO_OK;
+    return good ? TENDO_OK : tendo_error_status(tendo_last_error());
 }

@@ -6,7 +6,7 @@
  * (the elementwise iteration of core/iter.h with a copy loop per element
  * width on the CPU, the device table's copy on a GPU, which broadcasts
  * the same way).  tril/triu copy, then zero what they drop (all-zero
- * bytes are 0 in every dtype).
+ * bytes are 0 in every dtype; on a GPU through the device's tri_zero).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -169,14 +169,23 @@ tendo__tensor *tendo__tri(const char *op, const tendo__tensor *a, int64_t k, boo
         return (tendo__fail(TENDO_ERR_SHAPE, op, "a has shape %s, want at least 2 dims",
                             tendo__shape_str(a->ndim, a->shape).s),
                 NULL);
-    if (a->storage->device.type != TENDO_CPU)
-        return (tendo__fail(TENDO_ERR_UNSUPPORTED, op, "not implemented on %s yet (CPU only)",
-                            tendo_device_str(a->storage->device)),
-                NULL);
     if (!(out = tendo__tensor_new(op, a->dtype, a->ndim, a->shape, a->storage->device)))
         return NULL;
     if (out->numel == 0)
         return tendo__op_end(s, op, out, a, NULL);
+    if (out->storage->device.type != TENDO_CPU) { /* a copy, then a kernel zeroing in place */
+        const tendo__device_ops *dev = tendo__device_ops_of(out->storage->device.type);
+        if (!dev->tri_zero) {
+            tendo__fail(TENDO_ERR_UNSUPPORTED, op, "not implemented on %s", tendo_device_str(out->storage->device));
+            tendo__tensor_free(out);
+            return NULL;
+        }
+        if (!copy_view(op, out, a) || !dev->tri_zero(op, out, k, upper)) {
+            tendo__tensor_free(out);
+            return NULL;
+        }
+        return tendo__op_end(s, op, out, a, NULL);
+    }
     tendo__copy_to_dense(a, tendo__tensor_data(out));
     R = a->shape[a->ndim - 2];
     C = a->shape[a->ndim - 1];
