@@ -64,7 +64,13 @@ static void walk_rows(const walk *w, int64_t r0, int64_t r1)
             s0 += pos[d] * w->sstride[d];
             io += pos[d] * w->istride[d];
         }
-        if (w->add) {
+        if (!w->add && is == 0 && ds == 1 && ss == 1) {
+            /* one index for the whole dense row (index_select off the
+             * last dim: an embedding lookup): a row copy */
+            int64_t k = w->idx[io];
+            memcpy(w->dst + (d0 + k * w->dst_k) * (int64_t)w->elsize,
+                   w->src + (s0 + k * w->src_k) * (int64_t)w->elsize, (size_t)n * w->elsize);
+        } else if (w->add) {
             for (int64_t j = 0; j < n; j++) {
                 int64_t k = w->idx[io + j * is];
                 w->add(w->dst + (d0 + j * ds + k * w->dst_k) * (int64_t)w->elsize,
