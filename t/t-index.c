@@ -123,7 +123,18 @@ static void test_errors(void)
     ok(!tensor_i64_cat(two, 0, 0) && t_failed_with(TENDO_ERR_INVALID_ARG, "at least one"), "cat of 0 tensors");
     ok(!tensor_i64_stack(two, -1, 0) && t_failed_with(TENDO_ERR_INVALID_ARG, "at least one"), "stack of -1 tensors");
     ok(!tensor_cat(two, 1, 2) && t_failed_with(TENDO_ERR_INVALID_ARG, "dim"), "cat: dim out of range");
-    ok(!tensor_stack(two, 1, -4) && t_failed_with(TENDO_ERR_INVALID_ARG, "dim"), "stack: dim out of range");
+    ok(!tensor_stack(two, 1, -4) && t_failed_with(TENDO_ERR_INVALID_ARG, "dim -4 is out of range for stacking shape [2,3]"),
+       "stack: dim out of range");
+    {
+        /* scatter with src = out: every read happens first (rows swap) */
+        int64_t v[6] = {1, 2, 3, 4, 5, 6}, iv[6] = {1, 1, 1, 0, 0, 0}, got[6];
+        tensor_i64 *o = tensor_i64_from_data(v, 2, s2, tendo_cpu()), *ix = tensor_i64_from_data(iv, 2, s2, tendo_cpu());
+        ok(tensor_scatter_out(o, 0, ix, o) == TENDO_OK && tensor_copy_to(o, got, 6) == TENDO_OK && got[0] == 4 &&
+               got[2] == 6 && got[3] == 1 && got[5] == 3,
+           "scatter_out with src = out reads src before writing");
+        tensor_free(o);
+        tensor_free(ix);
+    }
     {
         int64_t s1 = 3;
         tensor_i64 *v = tensor_i64_zeros(1, &s1, tendo_cpu());

@@ -99,6 +99,10 @@ tendo__tensor *tendo__join(const char *op, const tendo__tensor *const *ts, int n
                             TENDO_MAX_DIMS), NULL);
     if (!stack && t0->ndim == 0)
         return (tendo__fail(TENDO_ERR_SHAPE, op, "cannot join 0-d tensors (stack them)"), NULL);
+    if (stack && (dim < -nd || dim >= nd))
+        return (tendo__fail(TENDO_ERR_INVALID_ARG, op, "dim %d is out of range for stacking shape %s (expected %d..%d)",
+                            dim, tendo__shape_str(t0->ndim, t0->shape).s, -nd, nd - 1),
+                NULL);
     if ((dim = tendo__wrap_dim(op, dim, nd, t0->shape)) < 0)
         return NULL;
     for (int i = 0; i < n; i++) {
