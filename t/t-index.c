@@ -196,7 +196,7 @@ static void test_cuda(void)
     uint64_t rng = 5;
 
     if (!tendo_cuda_available()) {
-        skip(7, "no CUDA device");
+        skip(8, "no CUDA device");
         return;
     }
     for (int i = 0; i < 18; i++)
@@ -265,6 +265,25 @@ static void test_cuda(void)
         tensor_free(vtg);
         tensor_free(rt);
         tensor_free(rtg);
+    }
+    {
+        /* integers in f32: exact sums, whatever order the atomics add in */
+        tensor_f32 *ar = tensor_f32_arange(0, 30, 1, tendo_cpu()), *ints = tensor_reshape(ar, 2, s);
+        tensor_f32 *intsg = tensor_to(ints, g), *z = tensor_f32_zeros(2, s, tendo_cpu()), *zg = tensor_to(z, g);
+        for (int i = 0; i < 18; i++)
+            iv[i] = (int64_t)(t_rand_u64(&rng) % 10) - 5;
+        tensor_free(ix);
+        tensor_free(ixg);
+        ix = tensor_i64_from_data(iv, 2, is, tendo_cpu());
+        ixg = tensor_to(ix, g);
+        ok(tensor_scatter_add_out(z, 0, ix, ints) == TENDO_OK && tensor_scatter_add_out(zg, 0, ixg, intsg) == TENDO_OK &&
+               t_same_f32(z, zg, "scatter_add_out"),
+           "cuda scatter_add_out (repeated indices) matches the CPU");
+        tensor_free(ar);
+        tensor_free(ints);
+        tensor_free(intsg);
+        tensor_free(z);
+        tensor_free(zg);
     }
     r = tensor_triu(a, 1);
     rg = tensor_triu(ag, 1);

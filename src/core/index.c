@@ -10,7 +10,8 @@
  * same walk runs as a kernel (the device table's index slot) that reads
  * the index where it is and checks it there, raising a flag that is read
  * back after the kernel; scatter runs a checking pass before the writing
- * one.  scatter_add is CPU-only for now.
+ * one; scatter_add's writing pass is the dtype's own launcher (an atomic
+ * add per element, so its order of additions is not fixed on a GPU).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +205,8 @@ static bool check_args(const char *op, const tendo__tensor *a, const char *aname
  * pass.  ts[0..nts): every tensor the walk touches.  False with the error
  * set (TENDO_ERR_INVALID_ARG naming the first bad index found). */
 static bool cuda_walk(const char *op, const walk *w, const tendo__tensor *index, const int64_t *istride,
-                      int64_t ksize, int dim, bool check_first, const tendo__tensor *const *ts, int nts)
+                      int64_t ksize, int dim, bool check_first, const tendo__tensor *const *ts, int nts,
+                      tendo__cu_scatter_add_fn add)
 {
     const tendo__device_ops *dev = tendo__device_ops_of(index->storage->device.type);
     tendo_device d = index->storage->device;
@@ -243,7 +245,7 @@ static bool cuda_walk(const char *op, const walk *w, const tendo__tensor *index,
     good = dev->fill(op, flag, &zero);
     for (int pass = check_first ? 0 : 1; good && pass < 2; pass++) {
         c.check_only = pass == 0;
-        good = dev->index(op, &c, ts, nts) && dev->download(op, d, bad, c.bad, sizeof bad);
+        good = dev->index(op, &c, ts, nts, add) && dev->download(op, d, bad, c.bad, sizeof bad);
         if (good && bad[0]) {
             tendo__fail(TENDO_ERR_INVALID_ARG, op, "index %lld is out of range for dim %d of size %lld",
                         (long long)bad[1], dim, (long long)ksize);
@@ -315,7 +317,7 @@ tendo__tensor *tendo__index_select(const char *op, const tendo__tensor *src, int
         const tendo__tensor *ts[3] = {out, src, index};
         int64_t istr[TENDO_MAX_DIMS];
         index_strides(index, nd, dim, true, istr);
-        if (!cuda_walk(op, &w, index, istr, ksize, dim, false, ts, 3)) {
+        if (!cuda_walk(op, &w, index, istr, ksize, dim, false, ts, 3, NULL)) {
             tendo__tensor_free(out);
             return NULL;
         }
@@ -384,7 +386,7 @@ tendo__tensor *tendo__gather(const char *op, const tendo__tensor *src, int dim, 
         const tendo__tensor *ts[3] = {out, src, index};
         int64_t istr[TENDO_MAX_DIMS];
         index_strides(index, nd, dim, false, istr);
-        if (!cuda_walk(op, &w, index, istr, ksize, dim, false, ts, 3)) {
+        if (!cuda_walk(op, &w, index, istr, ksize, dim, false, ts, 3, NULL)) {
             tendo__tensor_free(out);
             return NULL;
         }
@@ -396,7 +398,7 @@ tendo__tensor *tendo__gather(const char *op, const tendo__tensor *src, int dim, 
 }
 
 tendo_status tendo__scatter(const char *op, tendo__tensor *out, int dim, const tendo__tensor *index,
-                            const tendo__tensor *src, tendo__add1_fn add)
+                            const tendo__tensor *src, tendo__add1_fn add, tendo__cu_scatter_add_fn cu_add)
 {
     tendo__op_scope s = tendo__op_begin();
     int64_t *idx = NULL, istr[TENDO_MAX_DIMS], ksize;
@@ -419,9 +421,8 @@ tendo_status tendo__scatter(const char *op, tendo__tensor *out, int dim, const t
                                tendo__shape_str(out->ndim, out->shape).s,
                                tendo__shape_str(out->ndim, out->stride).s);
     cuda = out->storage->device.type != TENDO_CPU;
-    if (cuda && add)
-        return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "not implemented on %s yet (CPU only)",
-                           tendo_device_str(out->storage->device));
+    if (cuda && add && !cu_add)
+        return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "not implemented on %s", tendo_device_str(out->storage->device));
     ksize = out->ndim > 0 ? out->shape[dim] : 1;
     if (!cuda && !(idx = read_index(op, index, dim, ksize)))
         return tendo_error_status(tendo_last_error());
@@ -451,7 +452,7 @@ tendo_status tendo__scatter(const char *op, tendo__tensor *out, int dim, const t
     if (cuda) {
         const tendo__tensor *ts[3] = {out, src, index};
         index_strides(index, nd, dim, false, istr);
-        good = cuda_walk(op, &w, index, istr, ksize, dim, true, ts, 3);
+        good = cuda_walk(op, &w, index, istr, ksize, dim, true, ts, 3, add ? cu_add : NULL);
     } else {
         walk_run(&w, false); /* repeated indices write one element twice: one thread */
         free(idx);

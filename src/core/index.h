@@ -15,6 +15,7 @@
 #define TENDO_SRC_CORE_INDEX_H
 
 #include "core/internal.h"
+#include "core/launch.h"
 
 /* *dst += *src for one element of the dtype (rounded once to the dtype;
  * integers wrap). */
@@ -26,9 +27,10 @@ typedef void (*tendo__add1_fn)(void *dst, const void *src);
 tendo__tensor *tendo__index_select(const char *op, const tendo__tensor *src, int dim, const tendo__tensor *index);
 /* torch.gather: a new tensor of index's shape. */
 tendo__tensor *tendo__gather(const char *op, const tendo__tensor *src, int dim, const tendo__tensor *index);
-/* torch.Tensor.scatter_ (add NULL) or scatter_add_ (add set) into out. */
+/* torch.Tensor.scatter_ (add NULL) or scatter_add_ (add set) into out;
+ * cu_add: the dtype's CUDA scatter_add launcher (NULL without CUDA). */
 tendo_status tendo__scatter(const char *op, tendo__tensor *out, int dim, const tendo__tensor *index,
-                            const tendo__tensor *src, tendo__add1_fn add);
+                            const tendo__tensor *src, tendo__add1_fn add, tendo__cu_scatter_add_fn cu_add);
 
 /* ---- src/core/join.c ------------------------------------------------------ */
 

@@ -113,6 +113,10 @@ typedef struct {
  * matrices of R x C): element (r, c) becomes 0 unless c - r <= k (upper
  * 0) or c - r >= k (upper 1). */
 int tendo__cu_index_walk(const tendo__cu_index *w);
+/* Per dtype (not bool): the walk adding instead of copying, atomically
+ * (scatter_add; templates/ops.cu.j2). */
+#define TENDO__CU_SCATTER_ADD(name) int name(const tendo__cu_index *w)
+typedef TENDO__CU_SCATTER_ADD((*tendo__cu_scatter_add_fn));
 int tendo__cu_tri_zero(void *out, int64_t numel, int64_t R, int64_t C, int64_t k, int upper, int elsize);
 
 /* Dtype-independent kernels (src/cuda/copy.cu). */

@@ -338,13 +338,14 @@ bool tendo__cuda_copy(const char *op, tendo__tensor *out, const tendo__tensor *i
     return tendo__cuda_end(ts, 2, tendo__cuda_ok(op, tendo__cu_copy(&c)));
 }
 
-bool tendo__cuda_index(const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts)
+bool tendo__cuda_index(const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts,
+                       tendo__cu_scatter_add_fn add)
 {
     if (w->numel == 0)
         return true;
     if (!tendo__cuda_begin(op, ts, nts))
         return false;
-    return tendo__cuda_end(ts, nts, tendo__cuda_ok(op, tendo__cu_index_walk(w)));
+    return tendo__cuda_end(ts, nts, tendo__cuda_ok(op, add && !w->check_only ? add(w) : tendo__cu_index_walk(w)));
 }
 
 bool tendo__cuda_tri_zero(const char *op, tendo__tensor *t, int64_t k, bool upper)
