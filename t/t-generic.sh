@@ -12,7 +12,7 @@ inc="-I$top_builddir/include -I$top_srcdir/include"
 dtypes=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_builddir/include/tendo/dtype.h" 2>/dev/null | awk '!seen[$0]++')
 [ -n "$dtypes" ] || dtypes=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_srcdir/include/tendo/dtype.h" | awk '!seen[$0]++')
 n=$(echo $dtypes | wc -w)
-total=$((n * n + n + 1 + 6))
+total=$((n * n + n + 1 + 6 + 6))
 echo "1..$total"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -90,3 +90,21 @@ must_compile "tensor_where(bool cond, $it, $it) -> tensor_$it *" \
     "tensor_$it *f(const tensor_bool *c, const tensor_$it *a, const tensor_$it *b) { return tensor_where(c, a, b); }"
 must_compile "tensor_sum($it) -> tensor_i64 *" \
     "tensor_i64 *f(const tensor_$it *a) { tensor_i64 *s = tensor_sum(a, 0, false); return s; }"
+# indexing and joining (issue 12): index_select picks its form by the
+# index's dtype; cat/stack dispatch on ts[0] and take a mutable array too
+must_compile "tensor_index_select($ft, i64 index) and gather/scatter" \
+    "tensor_$ft *f(const tensor_$ft *a, tensor_$ft *o, const tensor_i64 *i) { (void)tensor_scatter_out(o, 0, i, a); (void)tensor_copy_into(o, a); tensor_free(tensor_gather(a, 0, i)); return tensor_index_select(a, -1, i); }"
+case " $(echo $dtypes) " in
+*" i32 "*) must_compile "tensor_index_select($ft, i32 index) -> tensor_$ft *" \
+    "tensor_$ft *f(const tensor_$ft *a, tensor_i32 *i) { return tensor_index_select(a, 0, i); }" ;;
+*) must_compile "tensor_index_select($ft, i64 index) (no i32 in this build)" \
+    "tensor_$ft *f(const tensor_$ft *a, tensor_i64 *i) { return tensor_index_select(a, 0, i); }" ;;
+esac
+must_fail "tensor_index_select with a $ft index" \
+    "tensor_$ft *f(const tensor_$ft *a, const tensor_$ft *i) { return tensor_index_select(a, 0, i); }" "_Generic"
+must_compile "tensor_cat/tensor_stack of tensor_$it *[] and const arrays" \
+    "tensor_$it *f(tensor_$it **ts, const tensor_$it *const *cs) { tensor_free(tensor_stack(cs, 2, 0)); tensor_free(tensor_tril(ts[0], -1)); return tensor_cat(ts, 2, 0); }"
+must_fail "tensor_cat of an int array" \
+    "void *f(int **ts) { return tensor_cat(ts, 2, 0); }" "_Generic"
+must_fail "tensor_copy_into($ft, $it)" \
+    "tendo_status f(tensor_$ft *a, const tensor_$it *b) { return tensor_copy_into(a, b); }" tendo__dtype_mismatch

@@ -67,6 +67,13 @@ typedef struct tendo__device_ops {
     /* Fills the dense t with the Philox stream of seed (uniform, or
      * normal), through the launcher fn (NULL: none for this dtype). */
     bool (*rand)(const char *op, tendo__tensor *t, tendo__cu_rand_fn fn, uint64_t seed, bool normal);
+    /* The indexed walk w (core/launch.h) over the tensors ts[0..nts) it
+     * reads or writes, copying, or adding through add when not NULL
+     * (scatter_add); queued, not waited for (the caller downloads w->bad). */
+    bool (*index)(const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts,
+                  tendo__cu_scatter_add_fn add);
+    /* tril (upper false) / triu (upper true) zeroing of the dense t in place. */
+    bool (*tri_zero)(const char *op, tendo__tensor *t, int64_t k, bool upper);
     /* numpy.matmul of a and b (same device and dtype, checked): a new
      * tensor of their dtype. */
     tendo__tensor *(*matmul)(const char *op, const tendo__tensor *a, const tendo__tensor *b);

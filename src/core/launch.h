@@ -90,6 +90,35 @@ typedef TENDO__CU_LOOP((*tendo__cu_loop_fn));
 typedef TENDO__CU_ROWS((*tendo__cu_rows_fn));
 typedef TENDO__CU_RAND((*tendo__cu_rand_fn));
 
+/* An indexed walk (index_select, gather, scatter: src/core/index.c), over
+ * numel positions p, row-major over shape: k = idx[sum_d p[d] * istride[d]]
+ * (an int64_t, or int32_t when idx_size is 4), wrapped when negative, then
+ * element dst[sum_d p[d] * dstride[d] + k * dst_k] = src[sum_d p[d] *
+ * sstride[d] + k * src_k] (strides in elements of elsize bytes).  A k out
+ * of [-ksize, ksize) writes nothing: the first one found sets bad[0] = 1
+ * and bad[1] = its value (bad: two int64_t in device memory, zeroed by the
+ * caller).  check_only: only the checks, no element written. */
+typedef struct {
+    int ndim, elsize, idx_size, check_only;
+    int64_t numel, ksize, dst_k, src_k;
+    int64_t shape[TENDO__CU_DIMS], dstride[TENDO__CU_DIMS], sstride[TENDO__CU_DIMS], istride[TENDO__CU_DIMS];
+    char *dst;
+    const char *src;
+    const void *idx;
+    int64_t *bad;
+} tendo__cu_index;
+
+/* Dtype-independent kernels (src/cuda/index.cu): the indexed walk, and
+ * tril/triu's zeroing of the dense out (numel elements of elsize bytes,
+ * matrices of R x C): element (r, c) becomes 0 unless c - r <= k (upper
+ * 0) or c - r >= k (upper 1). */
+int tendo__cu_index_walk(const tendo__cu_index *w);
+/* Per dtype (not bool): the walk adding instead of copying, atomically
+ * (scatter_add; templates/ops.cu.j2). */
+#define TENDO__CU_SCATTER_ADD(name) int name(const tendo__cu_index *w)
+typedef TENDO__CU_SCATTER_ADD((*tendo__cu_scatter_add_fn));
+int tendo__cu_tri_zero(void *out, int64_t numel, int64_t R, int64_t C, int64_t k, int upper, int elsize);
+
 /* Dtype-independent kernels (src/cuda/copy.cu). */
 /* Copies operand 1 into operand 0 element by element (same elsize: 1, 2,
  * 4 or 8 bytes), any strides. */

@@ -73,6 +73,11 @@ bool tendo__cuda_peer(const char *op, tendo_device dd, void *dst, tendo_device s
 void *tendo__cuda_cublas(const char *op, int index);
 /* Waits for all work on device d (every thread's). */
 bool tendo__cuda_sync(const char *op, tendo_device d);
+/* The indexed walk w over ts[0..nts) (core/device.h's index slot). */
+bool tendo__cuda_index(const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts,
+                       tendo__cu_scatter_add_fn add);
+/* tril/triu zeroing of the dense t (core/device.h's tri_zero slot). */
+bool tendo__cuda_tri_zero(const char *op, tendo__tensor *t, int64_t k, bool upper);
 /* numpy.matmul through cuBLAS (src/cuda/blas.c). */
 tendo__tensor *tendo__cuda_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b);
 

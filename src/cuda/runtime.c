@@ -338,6 +338,29 @@ bool tendo__cuda_copy(const char *op, tendo__tensor *out, const tendo__tensor *i
     return tendo__cuda_end(ts, 2, tendo__cuda_ok(op, tendo__cu_copy(&c)));
 }
 
+bool tendo__cuda_index(const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts,
+                       tendo__cu_scatter_add_fn add)
+{
+    if (w->numel == 0)
+        return true;
+    if (!tendo__cuda_begin(op, ts, nts))
+        return false;
+    return tendo__cuda_end(ts, nts, tendo__cuda_ok(op, add && !w->check_only ? add(w) : tendo__cu_index_walk(w)));
+}
+
+bool tendo__cuda_tri_zero(const char *op, tendo__tensor *t, int64_t k, bool upper)
+{
+    const tendo__tensor *ts[1] = {t};
+
+    if (t->numel == 0)
+        return true;
+    if (!tendo__cuda_begin(op, ts, 1))
+        return false;
+    return tendo__cuda_end(ts, 1, tendo__cuda_ok(op, tendo__cu_tri_zero(tendo__tensor_data(t), t->numel,
+                                                                        t->shape[t->ndim - 2], t->shape[t->ndim - 1],
+                                                                        k, upper, (int)tendo_dtype_size(t->dtype))));
+}
+
 bool tendo__cuda_rand(const char *op, tendo__tensor *t, tendo__cu_rand_fn fn, uint64_t seed, bool normal)
 {
     if (!fn) {
@@ -602,5 +625,7 @@ const tendo__device_ops tendo__cuda_device = {
     .rand = tendo__cuda_rand,
     .loop = tendo__cuda_loop,
     .rows = tendo__cuda_rows,
+    .index = tendo__cuda_index,
+    .tri_zero = tendo__cuda_tri_zero,
     .matmul = tendo__cuda_matmul,
 };
