@@ -280,6 +280,37 @@ static void DTFN(test_long)(uint64_t *rng)
     t_done(&c, DT_NAME " sort and topk of rows of %lld (merge and heap paths, strided)", (long long)n);
 }
 
+/* Allocation failures (the outputs, and the row buffers of a row too long
+ * for the stack): each fails as TENDO_ERR_OOM with both outputs NULL,
+ * until the call has what it needs and succeeds. */
+static void DTFN(test_oom)(void)
+{
+    TT *a = TFN(zeros)(2, (const int64_t[]){3, 3000}, tendo_cpu());
+    int fails = 0;
+    bool good = a != NULL, done = false;
+
+    for (int64_t k = 1; good && !done && k < 64; k++) {
+        TT *v = a;
+        tensor_i64 *ix = (tensor_i64 *)(void *)a;
+        tendo_status st;
+
+        tendo_fault_inject_alloc(k);
+        st = tensor_sort(a, 1, true, &v, &ix);
+        tendo_fault_inject_alloc(0);
+        if (st == TENDO_OK) {
+            done = v && ix;
+            tensor_free(v);
+            tensor_free(ix);
+        } else {
+            good = st == TENDO_ERR_OOM && !v && !ix && t_failed_with(TENDO_ERR_OOM, "sort");
+            fails++;
+        }
+    }
+    ok(good && done && fails >= 3, DT_NAME " sort under allocation failures: TENDO_ERR_OOM, outputs NULL, then "
+       "success (%d failure points)", fails);
+    tensor_free(a);
+}
+
 /* The rules one at a time: NaN placement, -0.0/+0.0, ties, errors. */
 static void DTFN(test_sort_edges)(void)
 {
@@ -566,6 +597,7 @@ static void DTFN(test_order)(void)
     DTFN(test_sort)(&rng);
     DTFN(test_long)(&rng);
     DTFN(test_sort_edges)();
+    DTFN(test_oom)();
 #endif
     DTFN(test_cumsum)(&rng);
 #if defined(DT_KIND_FLOAT)
