@@ -76,8 +76,8 @@ must_compile() { # NAME SOURCE: compiles with no diagnostic at all (a result
     else echo "not ok $i - $1 compiles"; sed 's/^/# /' "$tmp/err"; fi
 }
 # an int dtype and a float one of this build (i64 is always built)
-case " $dtypes " in *" i32 "*) it=i32 ;; *) it=i64 ;; esac
-case " $dtypes " in *" f32 "*) ft=f32 ;; *) ft=f64 ;; esac
+case " $(echo $dtypes) " in *" i32 "*) it=i32 ;; *) it=i64 ;; esac
+case " $(echo $dtypes) " in *" f32 "*) ft=f32 ;; *) ft=f64 ;; esac
 must_fail "tensor_exp($it)" \
     "tensor_$it *f(const tensor_$it *a) { return tensor_exp(a); }" "_Generic"
 must_fail "tensor_where with an $ft cond" \
