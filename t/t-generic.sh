@@ -12,7 +12,7 @@ inc="-I$top_builddir/include -I$top_srcdir/include"
 dtypes=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_builddir/include/tendo/dtype.h" 2>/dev/null | awk '!seen[$0]++')
 [ -n "$dtypes" ] || dtypes=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_srcdir/include/tendo/dtype.h" | awk '!seen[$0]++')
 n=$(echo $dtypes | wc -w)
-total=$((n * n + n + 1 + 6 + 6))
+total=$((n * n + n + 1 + 6 + 6 + 6))
 echo "1..$total"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -76,8 +76,8 @@ must_compile() { # NAME SOURCE: compiles with no diagnostic at all (a result
     else echo "not ok $i - $1 compiles"; sed 's/^/# /' "$tmp/err"; fi
 }
 # an int dtype and a float one of this build (i64 is always built)
-case " $dtypes " in *" i32 "*) it=i32 ;; *) it=i64 ;; esac
-case " $dtypes " in *" f32 "*) ft=f32 ;; *) ft=f64 ;; esac
+case " $(echo $dtypes) " in *" i32 "*) it=i32 ;; *) it=i64 ;; esac
+case " $(echo $dtypes) " in *" f32 "*) ft=f32 ;; *) ft=f64 ;; esac
 must_fail "tensor_exp($it)" \
     "tensor_$it *f(const tensor_$it *a) { return tensor_exp(a); }" "_Generic"
 must_fail "tensor_where with an $ft cond" \
@@ -108,3 +108,17 @@ must_fail "tensor_cat of an int array" \
     "void *f(int **ts) { return tensor_cat(ts, 2, 0); }" "_Generic"
 must_fail "tensor_copy_into($ft, $it)" \
     "tendo_status f(tensor_$ft *a, const tensor_$it *b) { return tensor_copy_into(a, b); }" tendo__dtype_mismatch
+# ordering, scans and statistics (issue 12): sort's output pointers are
+# dtype-checked too (values of a's dtype, indices i64, or NULL)
+must_compile "tensor_sort($ft) into $ft values and i64 indices, or NULL" \
+    "tendo_status f(const tensor_$ft *a, tensor_$ft **v, tensor_i64 **i) { return tensor_sort(a, 0, false, v, i) + tensor_topk(a, 1, -1, true, NULL, i) + tensor_sort(a, 0, true, v, NULL); }"
+must_fail "tensor_sort($ft) into $it values" \
+    "tendo_status f(const tensor_$ft *a, tensor_$it **v, tensor_i64 **i) { return tensor_sort(a, 0, false, v, i); }" tendo__dtype_mismatch
+must_fail "tensor_topk($ft) into $ft indices" \
+    "tendo_status f(const tensor_$ft *a, tensor_$ft **v, tensor_$ft **i) { return tensor_topk(a, 2, 0, true, v, i); }" tendo__dtype_mismatch
+must_compile "tensor_cumsum($it) -> tensor_i64 *, tensor_var($ft) -> tensor_$ft *" \
+    "tensor_i64 *f(const tensor_$it *a, const tensor_$ft *b) { tensor_$ft *v = tensor_var(b, 0, 1, false); tensor_free(v); return tensor_cumsum(a, 0); }"
+must_fail "tensor_var($it)" \
+    "tensor_$it *f(const tensor_$it *a) { return tensor_var(a, 0, 1, false); }" "_Generic"
+must_fail "tensor_sort(bool)" \
+    "tendo_status f(const tensor_bool *a, tensor_bool **v) { return tensor_sort(a, 0, false, v, NULL); }" "_Generic"
