@@ -22,8 +22,9 @@ done
 if [ -z "$py" ]; then echo "1..0 # SKIP no Python with numpy and ml_dtypes"; exit 0; fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-"$py" - "$top_builddir/tools/tendo" "$tmp" <<'PY'
+PYTHONPATH="${top_srcdir:-.}/t${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/tools/tendo" "$tmp" <<'PY'
 import json, struct, subprocess, sys, warnings
+from tap import Tap
 from fractions import Fraction
 import numpy as np, ml_dtypes
 
@@ -41,17 +42,8 @@ info = subprocess.run([prog, "info"], stdout=subprocess.PIPE, text=True, check=T
 built = [l.split()[0] for l in info.splitlines() if l.startswith("  ") and "safetensors" in l]
 built = [d for d in built if d in DTYPES]
 rng = np.random.default_rng(20261124)
-n = 0
-fails = 0
-
-
-def ok(good, what, detail=""):
-    global n, fails
-    n += 1
-    print(f"{'ok' if good else 'not ok'} {n} - {what}")
-    if not good:
-        fails += 1
-        print(f"# {detail}")
+tap = Tap()
+ok = tap.ok
 
 
 def patterns(dt, bits):
@@ -261,6 +253,5 @@ for dst in built:
         i = int(bad[0])
         ok(False, what, f"{bad.size} differ; first: input {x[i]!r} ({x[i:i + 1].tobytes().hex()}): "
                         f"tendo {gbytes[i * size:(i + 1) * size].hex()}, reference {wbytes[i * size:(i + 1) * size].hex()}")
-print(f"1..{n}")
-sys.exit(1 if fails else 0)
+tap.done()
 PY

@@ -16,8 +16,9 @@ if [ -z "$py" ]; then
 fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 "$py" - "$top_builddir/examples/tendo-embed" "$tmp" <<'PY'
+HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH="${top_srcdir:-.}/t${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/examples/tendo-embed" "$tmp" <<'PY'
 import subprocess, sys, warnings
+from tap import Tap
 import numpy as np
 import torch
 from transformers import AutoModel, AutoTokenizer
@@ -36,17 +37,8 @@ batches = [
     ["A single sentence on its own."],
     ["First of four.", "Second, somewhat longer than the first.", "Third.", "The fourth and final sentence here."],
 ]
-n = 0
-fails = 0
-
-
-def ok(good, what, detail=""):
-    global n, fails
-    n += 1
-    print(f"{'ok' if good else 'not ok'} {n} - {what}")
-    if not good:
-        fails += 1
-        print(f"# {detail}")
+tap = Tap()
+ok = tap.ok
 
 
 for bi, sents in enumerate(batches):
@@ -71,6 +63,5 @@ for bi, sents in enumerate(batches):
             continue
         cos = (got * ref).sum(1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(ref, axis=1))
         ok(bool(cos.min() >= floor), what + f" (worst {cos.min():.7f})", f"cosines {cos}")
-print(f"1..{n}")
-sys.exit(1 if fails else 0)
+tap.done()
 PY

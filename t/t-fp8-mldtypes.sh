@@ -15,23 +15,17 @@ for p in "${BENCH_PYTHON:-}" "${PYTHON:-}" python3 /usr/bin/python3; do
     [ -n "$p" ] && "$p" -c 'import numpy, ml_dtypes' 2>/dev/null && { py=$p; break; }
 done
 if [ -z "$py" ]; then echo "1..0 # SKIP no Python with numpy and ml_dtypes"; exit 0; fi
-"$py" - "$top_builddir/t/t-fp8" <<'PY'
+PYTHONPATH="${top_srcdir:-.}/t${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/t/t-fp8" <<'PY'
 import subprocess, sys, warnings
+from tap import Tap
 import numpy as np, ml_dtypes
 
 warnings.simplefilter("ignore")
 prog = sys.argv[1]
 E4, E5 = ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2
-n = 0
-fails = 0
+tap = Tap()
+ok = tap.ok
 
-def ok(good, what, detail=""):
-    global n, fails
-    n += 1
-    print(f"{'ok' if good else 'not ok'} {n} - {what}")
-    if not good:
-        fails += 1
-        print(f"# {detail}")
 
 def tendo(kind, arr=None):
     data = b"" if arr is None else arr.tobytes()
@@ -92,6 +86,5 @@ for k, (t, name) in enumerate(((E4, "float8_e4m3fn"), (E5, "float8_e5m2"))):
     good = np.array_equal(cast, f32_path[:, k])
     ok(good and twice > 0, f"{name}: ml_dtypes' float64 astype rounds through float32 ({twice} of those differ)",
        "" if good else first_diff(d.view(np.uint64), f32_path[:, k], cast, hex))
-print(f"1..{n}")
-sys.exit(1 if fails else 0)
+tap.done()
 PY

@@ -17,8 +17,9 @@ if [ -z "$py" ]; then
 fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 "$py" - "$top_builddir/examples/tendo-generate" "$tmp" <<'PY'
+HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH="${top_srcdir:-.}/t${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/examples/tendo-generate" "$tmp" <<'PY'
 import subprocess, sys, warnings
+from tap import Tap
 import numpy as np
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
@@ -27,17 +28,8 @@ from transformers.utils import logging
 warnings.simplefilter("ignore")
 logging.set_verbosity_error()
 prog, tmp = sys.argv[1], sys.argv[2]
-n = 0
-fails = 0
-
-
-def ok(good, what, detail=""):
-    global n, fails
-    n += 1
-    print(f"{'ok' if good else 'not ok'} {n} - {what}")
-    if not good:
-        fails += 1
-        print(f"# {detail}")
+tap = Tap()
+ok = tap.ok
 
 
 cases = [
@@ -73,6 +65,5 @@ for what, extra, seed in cases:
     same = toks.shape == ref_tokens.shape and bool((toks == ref_tokens).all())
     ok(same, f"{what}: 32 greedy tokens through the KV cache equal transformers' generate()",
        f"tendo {toks.tolist()}\n# transformers {ref_tokens.tolist()}")
-print(f"1..{n}")
-sys.exit(1 if fails else 0)
+tap.done()
 PY
