@@ -183,6 +183,20 @@ static void test_memory(void)
     (void)cudaGetLastError();
 }
 
+/* TENDO_SIM_FAIL_MALLOC=2 (set by main): the process's second device
+ * allocation fails, the others do not.  Runs first. */
+static void test_injected(void)
+{
+    void *a = NULL, *b = NULL, *c = NULL;
+
+    is_int(cudaSuccess, cudaMalloc(&a, 64), "the first allocation succeeds");
+    is_int(cudaErrorMemoryAllocation, cudaMalloc(&b, 64), "TENDO_SIM_FAIL_MALLOC=2 fails the second");
+    is_int(cudaErrorMemoryAllocation, cudaGetLastError(), "... as the last error");
+    is_int(cudaSuccess, cudaMalloc(&c, 64), "... which is not sticky: the third succeeds");
+    (void)cudaFree(a);
+    (void)cudaFree(c);
+}
+
 /* ---- cuBLAS ------------------------------------------------------------------ */
 
 static void test_cublas(void)
@@ -229,6 +243,8 @@ int main(void)
     /* devices 2 and 3 take the sticky failures of test_launches; cuBLAS's
      * fault comes last, on cuda:0 */
     setenv("TENDO_SIM_DEVICES", "4", 1);
+    setenv("TENDO_SIM_FAIL_MALLOC", "2", 1);
+    test_injected();
     test_memory();
     test_launches();
     test_cublas();
