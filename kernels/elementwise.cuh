@@ -96,16 +96,13 @@ static int tendo_ew_launch(const tendo__cu_iter *it, F f)
     for (int k = 0; k < it->nops; k++)
         aligned = aligned && tendo_aligned16(it->base[k]);
     if (aligned && tendo_dense(it)) {
-        tendo_ew_dense<NIN, V, To, Ta, Tb, Tc, F>
-            <<<tendo_blocks(it->numel / V + 1, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(
+        TENDO_LAUNCH(tendo_blocks(it->numel / V + 1, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, tendo_ew_dense<NIN, V, To, Ta, Tb, Tc, F>)(
                 (To *)it->base[0], (const Ta *)it->base[1], (const Tb *)it->base[2], (const Tc *)it->base[3],
                 it->numel, f);
     } else if (tendo_small(it)) {
-        tendo_ew_strided<NIN, uint32_t, To, Ta, Tb, Tc, F>
-            <<<tendo_blocks(it->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*it, f);
+        TENDO_LAUNCH(tendo_blocks(it->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, tendo_ew_strided<NIN, uint32_t, To, Ta, Tb, Tc, F>)(*it, f);
     } else {
-        tendo_ew_strided<NIN, int64_t, To, Ta, Tb, Tc, F>
-            <<<tendo_blocks(it->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*it, f);
+        TENDO_LAUNCH(tendo_blocks(it->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, tendo_ew_strided<NIN, int64_t, To, Ta, Tb, Tc, F>)(*it, f);
     }
     return tendo_launched();
 }

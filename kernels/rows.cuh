@@ -222,15 +222,11 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
         }
         if (cols) {
             dim3 block(TENDO_COLS_X, TENDO_COLS_Y);
-            tendo_reduce_split_cols<T, R>
-                <<<tendo_blocks(natural * nchunks, 1), block, 0, cudaStreamPerThread>>>(*r, nchunks, part);
-            tendo_reduce_parts_cols<T, R>
-                <<<tendo_blocks(count, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
+            TENDO_LAUNCH(tendo_blocks(natural * nchunks, 1), block, 0, cudaStreamPerThread, tendo_reduce_split_cols<T, R>)(*r, nchunks, part);
+            TENDO_LAUNCH(tendo_blocks(count, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, tendo_reduce_parts_cols<T, R>)(*r, nchunks, part);
         } else {
-            tendo_reduce_split_rows<T, int64_t, R>
-                <<<tendo_blocks(count * nchunks, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
-            tendo_reduce_parts_rows<T, int64_t, R>
-                <<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, nchunks, part);
+            TENDO_LAUNCH(tendo_blocks(count * nchunks, 1), TENDO_THREADS, 0, cudaStreamPerThread, tendo_reduce_split_rows<T, int64_t, R>)(*r, nchunks, part);
+            TENDO_LAUNCH(tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread, tendo_reduce_parts_rows<T, int64_t, R>)(*r, nchunks, part);
         }
         e = cudaGetLastError();
         cudaError_t f = cudaFreeAsync(part, cudaStreamPerThread); /* ordered after both passes */
@@ -238,12 +234,11 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
     }
     if (cols) {
         dim3 block(TENDO_COLS_X, TENDO_COLS_Y);
-        tendo_reduce_cols<T, R><<<tendo_blocks(count, TENDO_COLS_X), block, 0, cudaStreamPerThread>>>(*r);
+        TENDO_LAUNCH(tendo_blocks(count, TENDO_COLS_X), block, 0, cudaStreamPerThread, tendo_reduce_cols<T, R>)(*r);
     } else if (r->len >= 1024) {
-        tendo_reduce_block<T, int64_t, R><<<tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
+        TENDO_LAUNCH(tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread, tendo_reduce_block<T, int64_t, R>)(*r);
     } else {
-        tendo_reduce_warp<T, int64_t, R>
-            <<<tendo_blocks(count, TENDO_THREADS / 32), TENDO_THREADS, 0, cudaStreamPerThread>>>(*r);
+        TENDO_LAUNCH(tendo_blocks(count, TENDO_THREADS / 32), TENDO_THREADS, 0, cudaStreamPerThread, tendo_reduce_warp<T, int64_t, R>)(*r);
     }
     return tendo_launched();
 }
@@ -276,9 +271,6 @@ struct tendo_fold_max {
     template <typename C> __device__ __forceinline__ C operator()(C a, C b) const { return (a != a || a > b) ? a : b; }
 };
 
-/* The dynamic shared memory of a block (one name for every instantiation). */
-extern __shared__ __align__(16) unsigned char tendo_dyn_shared[];
-
 /* Element k of the row: from the shared cache, or from global memory
  * (and into the cache when one is used). */
 template <typename T, typename C>
@@ -297,7 +289,7 @@ __global__ void tendo_softmax_rows(tendo__cu_rows r, int log, int cached)
 {
     typedef typename tendo_ct_<T>::C C;
     __shared__ C sh[32];
-    C *cache = cached ? (C *)tendo_dyn_shared : NULL;
+    C *cache = cached ? (C *)TENDO_DYN_SHARED : NULL;
 
     for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
         int64_t off[TENDO__CU_OPS];
@@ -330,7 +322,7 @@ __global__ void tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
 {
     typedef typename tendo_ct_<T>::C C;
     __shared__ C sh[32];
-    C *cache = r.len <= TENDO_ROW_CACHE_OF(C) ? (C *)tendo_dyn_shared : NULL;
+    C *cache = r.len <= TENDO_ROW_CACHE_OF(C) ? (C *)TENDO_DYN_SHARED : NULL;
     const T *w = (const T *)c.w, *b = (const T *)c.b;
 
     for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
@@ -375,7 +367,7 @@ static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
 
     if (r->rows.numel == 0)
         return 0;
-    tendo_softmax_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, log, cached);
+    TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t>)(*r, log, cached);
     return tendo_launched();
 }
 
@@ -388,7 +380,7 @@ static int tendo_norm_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *
 
     if (r->rows.numel == 0)
         return 0;
-    tendo_norm_rows<T, int64_t><<<blocks, TENDO_THREADS, shmem, cudaStreamPerThread>>>(*r, *c);
+    TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t>)(*r, *c);
     return tendo_launched();
 }
 
@@ -461,7 +453,7 @@ static int tendo_arg_launch(const tendo__cu_rows *r, const tendo__cu_arg_ctx *c)
 
     if (r->rows.numel == 0)
         return 0;
-    tendo_arg_rows<T, int64_t><<<blocks, TENDO_THREADS, 0, cudaStreamPerThread>>>(*r, c->largest);
+    TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_arg_rows<T, int64_t>)(*r, c->largest);
     return tendo_launched();
 }
 

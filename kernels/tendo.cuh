@@ -74,6 +74,17 @@ template <typename T, int V> struct alignas(sizeof(T) * V) tendo_vec {
 
 /* ---- launch geometry ------------------------------------------------------- */
 
+/* Every kernel launch is spelt TENDO_LAUNCH(grid, block, shmem, stream,
+ * kernel)(args...), and a block's dynamic shared memory is
+ * TENDO_DYN_SHARED (an unsigned char *, 16-byte aligned): CUDA's own
+ * syntax under nvcc; in a --enable-cuda-sim build, src/sim/sim.cuh
+ * (included before this file) defines both to run on the simulator. */
+#ifndef TENDO_LAUNCH
+#define TENDO_LAUNCH(grid, block, shmem, stream, ...) __VA_ARGS__<<<grid, block, shmem, stream>>>
+extern __shared__ __align__(16) unsigned char tendo_dyn_shared[];
+#define TENDO_DYN_SHARED tendo_dyn_shared
+#endif
+
 #define TENDO_THREADS 256
 /* Grid-stride loops: enough blocks to fill any GPU, never more than this. */
 #define TENDO_MAX_BLOCKS 65536

@@ -219,7 +219,9 @@ static void DTFN(test_cuda_sentinel)(void)
 static void DTFN(test_cuda_rows)(void)
 {
     const DTFN(t_redop) *reds = DTFN(t_reduction)(); /* every [[reduction]] of gen/ops.toml */
-    const int64_t shape[3] = {6, 130, 1100};
+    /* rows of 1100 (a block per row), of 130 or 3 and of 6 or 2 (a warp
+     * per row, or columns); simulated, each softmax row costs 256 fibers */
+    const int64_t shape[3] = {cu_simulated ? 2 : 6, cu_simulated ? 3 : 130, 1100};
     char what[128];
 
     for (int layout = 0; layout < 4; layout++) {
@@ -334,7 +336,15 @@ static void DTFN(test_cuda_matmul)(void)
     double tol = DT_MANTISSA_BITS >= 24 ? 1e-5 : 4 * DT_ULP;
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        TT *c = tensor_matmul(cases[i].x, cases[i].y), *g = tensor_matmul(cases[i].gx, cases[i].gy);
+        TT *c, *g;
+        if (DT_BITS == 8) { /* cublasGemmEx takes no fp8: refused (src/cuda/blas.c) */
+            g = tensor_matmul(cases[i].gx, cases[i].gy);
+            ok(!g && tendo_error_status(tendo_last_error()) == TENDO_ERR_UNSUPPORTED, "%s %s is refused on a GPU",
+               DT_NAME, cases[i].what);
+            tensor_free(g);
+            continue;
+        }
+        c = tensor_matmul(cases[i].x, cases[i].y), g = tensor_matmul(cases[i].gx, cases[i].gy);
         DTFN(cu_same)(c, g, tol, cases[i].what);
         tensor_free(c), tensor_free(g);
     }

@@ -11,6 +11,12 @@
 #ifndef TENDO_SRC_CORE_LAUNCH_H
 #define TENDO_SRC_CORE_LAUNCH_H
 
+/* TENDO__CU below depends on TENDO_HAVE_CUDA: config.h first, whatever
+ * the including file included before */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -36,9 +36,9 @@ static int copy_as(const tendo__cu_iter *it)
         return (int)cudaMemcpyAsync(it->base[0], it->base[1], (size_t)it->numel * sizeof(U),
                                     cudaMemcpyDeviceToDevice, cudaStreamPerThread);
     if (tendo_small(it))
-        k_copy_strided32<U><<<tendo_blocks(it->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*it);
+        TENDO_LAUNCH(tendo_blocks(it->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, k_copy_strided32<U>)(*it);
     else
-        k_copy_strided<U><<<tendo_blocks(it->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*it);
+        TENDO_LAUNCH(tendo_blocks(it->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, k_copy_strided<U>)(*it);
     return tendo_launched();
 }
 
@@ -69,7 +69,7 @@ static int fill_as(void *dst, int64_t n, const void *value)
 {
     U v;
     memcpy(&v, value, sizeof v);
-    k_fill<U><<<tendo_blocks(n, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>((U *)dst, n, v);
+    TENDO_LAUNCH(tendo_blocks(n, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, k_fill<U>)((U *)dst, n, v);
     return tendo_launched();
 }
 
