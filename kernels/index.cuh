@@ -89,7 +89,7 @@ static int tendo_scatter_add_launch(const tendo__cu_index *w, Add add)
 {
     if (w->numel == 0)
         return 0;
-    tendo_k_scatter_add<T, Add><<<tendo_blocks(w->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*w, add);
+    TENDO_LAUNCH(tendo_blocks(w->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, tendo_k_scatter_add<T, Add>)(*w, add);
     return tendo_launched();
 }
 

@@ -36,9 +36,9 @@ template <typename U>
 static int index_as(const tendo__cu_index *w)
 {
     if (w->idx_size == 4)
-        k_index_walk<U, int32_t><<<tendo_blocks(w->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*w);
+        TENDO_LAUNCH(tendo_blocks(w->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, k_index_walk<U, int32_t>)(*w);
     else
-        k_index_walk<U, int64_t><<<tendo_blocks(w->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>(*w);
+        TENDO_LAUNCH(tendo_blocks(w->numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, k_index_walk<U, int64_t>)(*w);
     return tendo_launched();
 }
 
@@ -71,7 +71,7 @@ __global__ void k_tri_zero(U *out, int64_t numel, int64_t R, int64_t C, int64_t 
 template <typename U>
 static int tri_as(void *out, int64_t numel, int64_t R, int64_t C, int64_t k, int upper)
 {
-    k_tri_zero<U><<<tendo_blocks(numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread>>>((U *)out, numel, R,
+    TENDO_LAUNCH(tendo_blocks(numel, TENDO_THREADS), TENDO_THREADS, 0, cudaStreamPerThread, k_tri_zero<U>)((U *)out, numel, R,
                                                                                                  C, k, upper);
     return tendo_launched();
 }

@@ -65,6 +65,19 @@ template <typename T> static inline T __shfl_up_sync(unsigned mask, T v, unsigne
     return tendo_sim_shfl(mask, v, src >= (lane & ~(width - 1)) ? src : lane);
 }
 
+/* atomicCAS: the blocks of a launch may run on several host threads, so a
+ * real compare-and-swap; it returns the old value, as CUDA's does. */
+static inline unsigned int atomicCAS(unsigned int *p, unsigned int cmp, unsigned int val)
+{
+    __atomic_compare_exchange_n(p, &cmp, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return cmp;
+}
+static inline unsigned long long atomicCAS(unsigned long long *p, unsigned long long cmp, unsigned long long val)
+{
+    __atomic_compare_exchange_n(p, &cmp, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return cmp;
+}
+
 /* In an unnamed namespace: each .cu file has its own instantiations.  The
  * generated files each define functors of the same names (f_add_scalar
  * holds a float in one, a double in another); shared instantiations keyed
