@@ -321,6 +321,7 @@ static void DTFN(test_cuda_matmul)(void)
     TT *gbt = gbt0 ? tensor_transpose(gbt0, 0, 1) : NULL;
     TT *at = tensor_slice(a, 2, 0, 17, 2), *gat = ga ? tensor_slice(ga, 2, 0, 17, 2) : NULL;
     TT *bs2 = tensor_slice(b, 0, 0, 17, 2), *gbs2 = gb ? tensor_slice(gb, 0, 0, 17, 2) : NULL;
+    TT *af = tensor_flip(a, 0), *gaf = ga ? tensor_flip(ga, 0) : NULL;
     /* the same product on the CPU (x @ y) and on cuda:0 (gx @ gy) */
     const struct {
         const TT *x, *y, *gx, *gy;
@@ -331,6 +332,7 @@ static void DTFN(test_cuda_matmul)(void)
         {a, v, ga, gv, "matmul by a vector"},
         {a, b3, ga, gb3, "matmul [3,33,17] @ [1,17,29]"},
         {at, bs2, gat, gbs2, "matmul of stepped slices (made contiguous first)"},
+        {af, b3, gaf, gb3, "matmul of a batch-flipped a (a negative batch stride: a call per batch)"},
     };
     /* k terms accumulated in f32 in another order, rounded once */
     double tol = DT_MANTISSA_BITS >= 24 ? 1e-5 : 4 * DT_ULP;
@@ -350,7 +352,7 @@ static void DTFN(test_cuda_matmul)(void)
     }
     tensor_free(a), tensor_free(b), tensor_free(bt0), tensor_free(v), tensor_free(b3), tensor_free(bt);
     tensor_free(ga), tensor_free(gb), tensor_free(gbt0), tensor_free(gv), tensor_free(gb3), tensor_free(gbt);
-    tensor_free(at), tensor_free(gat), tensor_free(bs2), tensor_free(gbs2);
+    tensor_free(at), tensor_free(gat), tensor_free(bs2), tensor_free(gbs2), tensor_free(af), tensor_free(gaf);
 }
 
 static void DTFN(test_cuda_create_and_move)(void)

@@ -92,10 +92,12 @@ static bool cuda_gemm(const char *op, const tendo__tensor *a, const tendo__tenso
         one = &oned;
         zero = &zerod;
     }
-    /* one stride per operand between batches, or a call per batch */
+    /* one stride per operand between batches, or a call per batch (also
+     * for a flipped batch dim: cuBLAS documents no negative stride) */
     if (nbatches > 1) {
         int64_t a1, b1;
         tendo__mm_batch_offsets(p, 1, &sa, &sb);
+        uniform = sa >= 0 && sb >= 0;
         for (int64_t bi = 2; bi < nbatches && uniform; bi++) {
             tendo__mm_batch_offsets(p, bi, &a1, &b1);
             uniform = a1 == bi * sa && b1 == bi * sb;

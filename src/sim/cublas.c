@@ -270,5 +270,9 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
     operand a = {A, Atype, 0, 0, lda, strideA}, b = {B, Btype, 0, 0, ldb, strideB}, c = {C, Ctype, 0, 0, ldc, strideC};
 
     (void)algo;
+    /* cuBLAS documents no negative batch stride (a caller with a flipped
+     * batch dim must call per batch): refused here, so tests see it */
+    if (strideA < 0 || strideB < 0 || strideC < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
     return gemm_checked(handle, transa, transb, m, n, k, alpha, a, b, beta, c, batchCount, computeType);
 }
