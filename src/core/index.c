@@ -264,6 +264,33 @@ static void index_strides(const tendo__tensor *index, int nd, int dim, bool sele
         istride[d] = select ? (d == dim && index->ndim ? index->stride[0] : 0) : index->ndim ? index->stride[d] : 0;
 }
 
+/* The copy of index_select and gather, once w's shape and strides are set:
+ * src's elements picked by index (read into idx on the CPU, on the device
+ * by the kernel; along_dim_only: a 1-D index_select index) into out.  out,
+ * or NULL with out freed and the error set. */
+static tendo__tensor *pick(const char *op, walk *w, tendo__tensor *out, const tendo__tensor *src,
+                           const tendo__tensor *index, int64_t *idx, int64_t ksize, int dim, bool along_dim_only)
+{
+    w->dst = tendo__tensor_data(out);
+    w->src = tendo__tensor_data(src);
+    w->idx = idx;
+    w->src_k = src->ndim > 0 ? src->stride[dim] : 0;
+    w->elsize = tendo_dtype_size(src->dtype);
+    if (src->storage->device.type != TENDO_CPU) {
+        const tendo__tensor *ts[3] = {out, src, index};
+        int64_t istr[TENDO_MAX_DIMS];
+        index_strides(index, w->ndim, dim, along_dim_only, istr);
+        if (!cuda_walk(op, w, index, istr, ksize, dim, false, ts, 3, NULL)) {
+            tendo__tensor_free(out);
+            return NULL;
+        }
+    } else {
+        walk_run(w, true);
+        free(idx);
+    }
+    return out;
+}
+
 tendo__tensor *tendo__index_select(const char *op, const tendo__tensor *src, int dim, const tendo__tensor *index)
 {
     tendo__op_scope s = tendo__op_begin();
@@ -308,24 +335,8 @@ tendo__tensor *tendo__index_select(const char *op, const tendo__tensor *src, int
         w.sstride[d] = src->ndim > 0 && d != dim ? src->stride[d] : 0;
         w.istride[d] = d == dim ? 1 : 0;
     }
-    w.dst = tendo__tensor_data(out);
-    w.src = tendo__tensor_data(src);
-    w.idx = idx;
-    w.src_k = src->ndim > 0 ? src->stride[dim] : 0;
-    w.elsize = tendo_dtype_size(src->dtype);
-    if (cuda) {
-        const tendo__tensor *ts[3] = {out, src, index};
-        int64_t istr[TENDO_MAX_DIMS];
-        index_strides(index, nd, dim, true, istr);
-        if (!cuda_walk(op, &w, index, istr, ksize, dim, false, ts, 3, NULL)) {
-            tendo__tensor_free(out);
-            return NULL;
-        }
-    } else {
-        walk_run(&w, true);
-        free(idx);
-    }
-    return tendo__op_end(s, op, out, src, index);
+    out = pick(op, &w, out, src, index, idx, ksize, dim, true);
+    return out ? tendo__op_end(s, op, out, src, index) : NULL;
 }
 
 /* index's shape against a's along every dim but dim (index no larger), and
@@ -377,24 +388,8 @@ tendo__tensor *tendo__gather(const char *op, const tendo__tensor *src, int dim, 
         w.sstride[d] = src->ndim > 0 && d != dim ? src->stride[d] : 0;
         w.istride[d] = src->ndim > 0 ? out->stride[d] : 0; /* idx is dense in index's shape, as out */
     }
-    w.dst = tendo__tensor_data(out);
-    w.src = tendo__tensor_data(src);
-    w.idx = idx;
-    w.src_k = src->ndim > 0 ? src->stride[dim] : 0;
-    w.elsize = tendo_dtype_size(src->dtype);
-    if (cuda) {
-        const tendo__tensor *ts[3] = {out, src, index};
-        int64_t istr[TENDO_MAX_DIMS];
-        index_strides(index, nd, dim, false, istr);
-        if (!cuda_walk(op, &w, index, istr, ksize, dim, false, ts, 3, NULL)) {
-            tendo__tensor_free(out);
-            return NULL;
-        }
-    } else {
-        walk_run(&w, true);
-        free(idx);
-    }
-    return tendo__op_end(s, op, out, src, index);
+    out = pick(op, &w, out, src, index, idx, ksize, dim, false);
+    return out ? tendo__op_end(s, op, out, src, index) : NULL;
 }
 
 tendo_status tendo__scatter(const char *op, tendo__tensor *out, int dim, const tendo__tensor *index,
