@@ -178,6 +178,26 @@ static tensor_f32 *FN(embed)(const FN(model) * m, const tensor_i64 *ids, int64_t
     return out;
 }
 
+/* Loads the model from c, embeds ids repeat times (the best time in
+ * *best), frees the model: the embeddings of the last pass. */
+static tensor_f32 *FN(run)(const tendo_collection *c, int layers, int heads, double eps, const tensor_i64 *ids,
+                           int64_t pad, int repeat, double *best)
+{
+    FN(model) m;
+    tensor_f32 *out = NULL;
+
+    FN(load)(&m, c, layers, heads, eps);
+    for (int r = 0; r < repeat; r++) {
+        double t = now();
+        tensor_free(out);
+        out = FN(embed)(&m, ids, pad);
+        t = now() - t;
+        *best = t < *best ? t : *best;
+    }
+    FN(unload)(&m);
+    return out;
+}
+
 #undef FN
 #undef PASTE
 #undef PASTE_

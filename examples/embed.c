@@ -20,23 +20,19 @@
 
 #include <tendo.h>
 
+#define PROGRAM "tendo-embed"
+#include "common.h"
+
 #define MAX_LAYERS 64
 
-/* Prints what failed and tendo's last error, and exits. */
-static void die(const char *what)
-{
-    fprintf(stderr, "tendo-embed: %s: %s\n", what, tendo_error_message(tendo_last_error()));
-    exit(1);
-}
 
-/* p, or exit with tendo's last error when it is NULL. */
-static void *checked(void *p, const char *what)
+/* Seconds on a monotonic clock. */
+static double now(void)
 {
-    if (!p)
-        die(what);
-    return p;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
-#define CHECK(expr) checked((void *)(expr), #expr)
 
 #define T tensor_f32
 #define SFX f32
@@ -97,13 +93,6 @@ static int count_layers(const tendo_collection *c)
             n = k + 1;
     }
     return n;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int usage(void)
@@ -170,31 +159,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "tendo-embed: %s: token ids must be [batch, len]\n", paths[1]);
         return 1;
     }
-    if (!strcmp(dtype, "f32")) {
-        model_f32 m;
-        load_f32(&m, c, layers, heads, eps);
-        for (int r = 0; r < repeat; r++) {
-            double t = now();
-            if (r)
-                tensor_free(out);
-            out = embed_f32(&m, ids, pad);
-            t = now() - t;
-            best = t < best ? t : best;
-        }
-        unload_f32(&m);
-    } else {
-        model_bf16 m;
-        load_bf16(&m, c, layers, heads, eps);
-        for (int r = 0; r < repeat; r++) {
-            double t = now();
-            if (r)
-                tensor_free(out);
-            out = embed_bf16(&m, ids, pad);
-            t = now() - t;
-            best = t < best ? t : best;
-        }
-        unload_bf16(&m);
-    }
+    out = !strcmp(dtype, "f32") ? run_f32(c, layers, heads, eps, ids, pad, repeat, &best)
+                                : run_bf16(c, layers, heads, eps, ids, pad, repeat, &best);
     if (repeat > 1)
         fprintf(stderr, "tendo-embed: forward pass, best of %d: %.3f ms\n", repeat, best * 1e3);
     if (tendo_npy_save(paths[2], tensor_f32_erase(out)) != TENDO_OK)

@@ -17,24 +17,13 @@
 
 #include <tendo.h>
 
+#define PROGRAM "tendo-generate"
+#include "common.h"
+
 #define MAX_LAYERS 128
 
 typedef tensor_f32 T;
 
-/* Prints what failed and tendo's last error, and exits. */
-static void die(const char *what)
-{
-    fprintf(stderr, "tendo-generate: %s: %s\n", what, tendo_error_message(tendo_last_error()));
-    exit(1);
-}
-
-static void *checked(void *p, const char *what)
-{
-    if (!p)
-        die(what);
-    return p;
-}
-#define CHECK(expr) checked((void *)(expr), #expr)
 
 typedef struct {
     T *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *gate, *up, *down;
