@@ -224,7 +224,11 @@ tendo__tensor *tendo__contiguous(const char *op, const tendo__tensor *t)
 
 tendo__tensor *tendo__to_device(const tendo__tensor *t, tendo_device d)
 {
-    static const char op[] = "to";
+    return tendo__move("to", t, d);
+}
+
+tendo__tensor *tendo__move(const char *op, const tendo__tensor *t, tendo_device d)
+{
     tendo_device from;
     tendo__tensor *dense, *out;
     size_t nbytes;
@@ -264,7 +268,7 @@ tendo__tensor *tendo__host_contiguous(const char *op, const tendo__tensor *t)
 {
     if (t->storage->device.type == TENDO_CPU)
         return tendo__contiguous(op, t);
-    return tendo__to_device(t, tendo_cpu());
+    return tendo__move(op, t, tendo_cpu());
 }
 
 tendo_status tendo__read_dense(const char *op, const tendo__tensor *t, void *dst)

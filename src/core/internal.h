@@ -193,8 +193,11 @@ void tendo__copy_to_dense(const tendo__tensor *t, void *dst);
 tendo__tensor *tendo__clone(const char *op, const tendo__tensor *t);
 /* t as a new handle if contiguous, else tendo__clone(t). */
 tendo__tensor *tendo__contiguous(const char *op, const tendo__tensor *t);
-/* A contiguous copy of t on device d. */
+/* A contiguous copy of t on device d (errors reported as "to"). */
 tendo__tensor *tendo__to_device(const tendo__tensor *t, tendo_device d);
+/* The same, its errors reported for op: a call that moves a tensor on
+ * its way (print of a GPU tensor). */
+tendo__tensor *tendo__move(const char *op, const tendo__tensor *t, tendo_device d);
 /* t's elements in row-major order in host memory: t itself as a new handle
  * when it is a contiguous CPU tensor, else a contiguous CPU copy. */
 tendo__tensor *tendo__host_contiguous(const char *op, const tendo__tensor *t);

@@ -360,7 +360,7 @@ static tendo__tensor *tensor_of(const char *path, const entry *e, tendo__storage
     }
     if (!t || dev.type == TENDO_CPU)
         return t;
-    moved = tendo__to_device(t, dev);
+    moved = tendo__move(load_op, t, dev);
     tendo__tensor_free(t);
     return moved;
 }
