@@ -46,11 +46,20 @@ typedef struct {
     int64_t bytes_in_use, blocks;
 } pool_use;
 
+/* The device part 1 is sweeping (its pool is checked beside the CPU's). */
+static tendo_device swept_device;
+
 static pool_use pool_now(void)
 {
     tendo_pool_stats s = tendo_pool_get_stats(tendo_cpu());
+    pool_use u = {s.bytes_in_use, s.allocations - s.deallocations};
 
-    return (pool_use){s.bytes_in_use, s.allocations - s.deallocations};
+    if (swept_device.type == TENDO_CUDA) {
+        s = tendo_pool_get_stats(swept_device);
+        u.bytes_in_use += s.bytes_in_use;
+        u.blocks += s.allocations - s.deallocations;
+    }
+    return u;
 }
 
 /* A tensor's elements, read back raw. */
@@ -117,15 +126,20 @@ static void want_oom(sweep *w, const char *what, const char *op, int64_t k)
 
 static int64_t total_points;
 
+/* A random tensor of dtype dt on swept_device. */
 static void *make_fixture(tendo_dtype dt, int ndim, const int64_t *shape, uint64_t seed)
 {
     tensor_f32 *base = tensor_f32_rand(ndim, shape, seed, tendo_cpu());
-    tendo_tensor *t = base ? tendo_tensor_to_dtype(tensor_erase(base), dt) : NULL;
+    tendo_tensor *t = base ? tendo_tensor_to_dtype(tensor_erase(base), dt) : NULL, *d = t;
 
     tensor_f32_free(base);
-    if (!t)
+    if (t && swept_device.type == TENDO_CUDA) {
+        d = tendo_tensor_to_device(t, swept_device);
+        tendo_tensor_free(t);
+    }
+    if (!d)
         bail("cannot make a fixture: %s", tendo_error_message(tendo_last_error()));
-    return t;
+    return d;
 }
 
 /* The same, but a non-contiguous view: a transpose (2-D) or every other
@@ -172,7 +186,8 @@ static bool run_one(const tf_fn *f, tf_ctx *x, int64_t k, sweep *w, int64_t *mad
     tendo_fault_inject_alloc(0);
     if (made)
         *made = tendo__alloc_count() - c0;
-    if (!good && k == 0)
+    if (!good && k == 0 && !(swept_device.type == TENDO_CUDA &&
+                              tendo_error_status(tendo_last_error()) == TENDO_ERR_UNSUPPORTED))
         fault(w, "%s: the clean call failed: %s", f->name, tendo_error_message(tendo_last_error()));
     if (!good && k > 0) /* tensor_f32_add reports as "add" */
         want_oom(w, f->name, f->name + strlen("tensor__") + strlen(tendo_dtype_name(f->dtype)), k);
@@ -191,8 +206,12 @@ static void sweep_fn(const tf_fn *f, tf_ctx *x, const char *label)
     int64_t n = 0;
 
     /* once to warm up (first-use setup, a pool already holding blocks),
-     * then once to count the allocations of a call like the swept ones */
-    run_one(f, x, 0, &w, NULL);
+     * then once to count the allocations of a call like the swept ones;
+     * a call the device cannot make (UNSUPPORTED there) has nothing to sweep */
+    if (!run_one(f, x, 0, &w, NULL) && w.bad == 0) {
+        skip(1, "%s%s: %s", f->name, label, tendo_error_message(tendo_last_error()));
+        return;
+    }
     run_one(f, x, 0, &w, &n);
     for (int64_t k = 1; k <= n; k++) {
         pool_use p0 = pool_now(), p1;
@@ -211,14 +230,19 @@ static void sweep_fn(const tf_fn *f, tf_ctx *x, const char *label)
         diag("%lld faults; the first: %s", (long long)w.bad, w.first);
 }
 
-/* Every function of every dtype; strided: with non-contiguous inputs
- * (the fixtures a call may write stay contiguous). */
-static void part1(bool strided)
+/* Every function of every dtype, its tensors on dev; strided: with
+ * non-contiguous inputs (the fixtures a call may write stay contiguous). */
+static void part1(bool strided, tendo_device dev)
 {
     tf_ctx x;
     tendo_dtype cur = (tendo_dtype)0;
+    char label[64];
 
+    snprintf(label, sizeof label, "%s%s", strided ? " (strided inputs)" : "",
+             dev.type == TENDO_CUDA ? " on cuda:0" : "");
+    swept_device = dev;
     memset(&x, 0, sizeof x);
+    x.device = dev;
     x.file = tmpfile();
     if (!x.file)
         bail("no tmpfile");
@@ -234,13 +258,13 @@ static void part1(bool strided)
                     tf_fixtures[j].shape, (uint64_t)j + 1);
             cur = f->dtype;
         }
-        sweep_fn(f, &x, strided ? " (strided inputs)" : "");
+        sweep_fn(f, &x, label);
     }
     for (int j = 0; j < TF_NFIX; j++)
         tendo_tensor_free(x.fix[j]);
     fclose(x.file);
-    diag("part 1%s: %d calls, %lld injection points so far", strided ? " (strided inputs)" : "", TF_NFNS,
-         (long long)total_points);
+    swept_device = tendo_cpu();
+    diag("part 1%s: %d calls, %lld injection points so far", label, TF_NFNS, (long long)total_points);
 }
 
 /* ---- part 2: sequences a program makes ---------------------------------------------- */
@@ -436,6 +460,76 @@ out:
     return good;
 }
 
+/* Ops whose CPU work is spread over two OpenMP threads, each task taking
+ * its own scratch inside the parallel region (bf16 GEMM panels, f16
+ * attention tiles): a failure on either thread must fail the call whole. */
+static bool seq_threads(void)
+{
+    const int64_t sa[2] = {300, 64}, sq[4] = {1, 4, 130, 32};
+    int was = tendo_get_num_threads();
+    tensor_f32 *a = NULL, *q = NULL;
+    tensor_bf16 *ab = NULL, *bt = NULL, *p = NULL;
+    tensor_f16 *qh = NULL, *o = NULL;
+    bool good = false;
+
+    tendo_set_num_threads(2);
+    if (!(a = CALL("rand", tensor_f32_rand(2, sa, 11, tendo_cpu()))) || !(ab = CALL("to_bf16", tensor_to_bf16(a))) ||
+        !(bt = CALL("transpose", tensor_transpose(ab, 0, 1))) || !(p = CALL("matmul", tensor_matmul(ab, bt))) ||
+        !(q = CALL("rand", tensor_f32_rand(4, sq, 12, tendo_cpu()))) || !(qh = CALL("to_f16", tensor_to_f16(q))) ||
+        !(o = CALL("attention", tensor_attention(qh, qh, qh, NULL, true, 0.0))))
+        goto out;
+    good = true;
+out:
+    tendo_set_num_threads(was);
+    tensor_free(a);
+    tensor_free(ab);
+    tensor_free(bt);
+    tensor_free(p);
+    tensor_free(q);
+    tensor_free(qh);
+    tensor_free(o);
+    return good;
+}
+
+/* A program's GPU work: a tensor to cuda:0, elementwise, cuBLAS and a
+ * split reduction (its partial sums take scratch) there, a new pool
+ * segment from an emptied cache, the results back. */
+static bool seq_gpu(void)
+{
+    const tendo_device gpu = tendo_cuda(0);
+    const int64_t wide[2] = {2, 40000}, big[1] = {600000};
+    tendo_tensor *d = NULL, *h = NULL;
+    tensor_f32 *s = NULL, *t = NULL, *m = NULL, *w = NULL, *r = NULL, *z = NULL, *want = NULL;
+    bool good = false;
+
+    if (!(d = CALL("to", tendo_tensor_to_device(in_a, gpu))) ||
+        !(s = CALL("add", tensor_add(tendo_as_f32(d), tendo_as_f32(d)))) ||
+        !(t = CALL("transpose", tensor_transpose(s, 0, 1))) || !(m = CALL("matmul", tensor_matmul(s, t))) ||
+        !(w = CALL("rand", tensor_f32_rand(2, wide, 5, gpu))) || !(r = CALL("sum", tensor_sum(w, 1, false))))
+        goto out;
+    tendo_pool_empty_cache(gpu);
+    if (!(z = CALL("zeros", tensor_f32_zeros(1, big, gpu))) || !(h = CALL("to", tendo_tensor_to_device(tensor_erase(s), tendo_cpu()))))
+        goto out;
+    if (!(want = CALL("add", tensor_add(tendo_as_f32(in_a), tendo_as_f32(in_a)))))
+        goto out;
+    if (!same_values(h, tensor_erase(want))) {
+        wrong("gpu: add on cuda:0 differs from the CPU's");
+        goto out;
+    }
+    good = true;
+out:
+    tendo_tensor_free(d);
+    tendo_tensor_free(h);
+    tensor_free(s);
+    tensor_free(t);
+    tensor_free(m);
+    tensor_free(w);
+    tensor_free(r);
+    tensor_free(z);
+    tensor_free(want);
+    return good;
+}
+
 static unsigned char *read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -559,7 +653,10 @@ static void part2(void)
         {"collection add, get, metadata", seq_collection, NULL},
         {"erased alias, to_dtype, to_device", seq_erased, NULL},
         {"pool segments", seq_pool, NULL},
+        {"matmul and attention on two OpenMP threads", seq_threads, NULL},
+        {"on cuda:0: to device, add, matmul, split sum, new segment, back", seq_gpu, NULL},
     };
+    const size_t nseqs = sizeof seqs / sizeof seqs[0] - (tendo_cuda_device_count() > 0 ? 0 : 1);
     tendo_collection *c = tendo_collection_new();
     tensor_f32 *a = tensor_f32_rand(2, (const int64_t[]){3, 4}, 7, tendo_cpu());
     tensor_f32 *old = tensor_f32_arange(0, 5, 1, tendo_cpu());
@@ -582,8 +679,10 @@ static void part2(void)
         bail("cannot write the old files: %s", tendo_error_message(tendo_last_error()));
     tendo_collection_free(c);
     tensor_free(old);
-    for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++)
+    for (size_t i = 0; i < nseqs; i++)
         sweep_seq(&seqs[i]);
+    if (nseqs < sizeof seqs / sizeof seqs[0])
+        skip(1, "%s: no CUDA device", seqs[nseqs].name);
     unlink(st_path);
     unlink(npy_path);
     rmdir(dir);
@@ -597,8 +696,14 @@ int main(void)
 
     plan_lazy();
     tendo_set_durable_saves(false); /* thousands of saves: no need to wait for the disk */
-    part1(false);
-    part1(true);
+    part1(false, tendo_cpu());
+    part1(true, tendo_cpu());
+    if (tendo_cuda_device_count() > 0) {
+        part1(false, tendo_cuda(0));
+        part1(true, tendo_cuda(0));
+    } else {
+        skip(2, "part 1 on cuda:0: no CUDA device");
+    }
     part2();
     diag("%lld injection points in all, %.1f s of CPU", (long long)total_points,
          (double)(clock() - t0) / CLOCKS_PER_SEC);
