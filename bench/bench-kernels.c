@@ -3,6 +3,7 @@
  *
  *   bench-kernels THREADS
  *
+ * i8 GEMM is matmul_i32 (int8 products summed in int32).
  * Prints one line per case: "<name> <best seconds>".  The inputs are
  * random normal; bench/kernels.py runs the same cases in PyTorch (and
  * numpy for f32 GEMM) with the same thread count and prints the ratios.
@@ -50,6 +51,7 @@ static void gemms(void)
         tensor_f32 *b = tensor_f32_randn(TENDO_SHAPE(n, n), 2, tendo_cpu());
         tensor_bf16 *ab = tensor_to_bf16(a), *bb = tensor_to_bf16(b);
         tensor_f16 *ah = tensor_to_f16(a), *bh = tensor_to_f16(b);
+        tensor_i8 *ai = tensor_to_i8(a), *bi = tensor_to_i8(b);
         int reps = n >= 2048 ? 3 : 10;
 
         BEST(best, reps, tensor_matmul(ab, bb), free_any);
@@ -58,12 +60,16 @@ static void gemms(void)
         printf("matmul_f16_%lld %.6f\n", (long long)n, best);
         BEST(best, reps, tensor_matmul(a, b), free_any);
         printf("matmul_f32_%lld %.6f\n", (long long)n, best);
+        BEST(best, reps, tensor_matmul_i32(ai, bi), free_any);
+        printf("matmul_i8_%lld %.6f\n", (long long)n, best);
         tensor_free(a);
         tensor_free(b);
         tensor_free(ab);
         tensor_free(bb);
         tensor_free(ah);
         tensor_free(bh);
+        tensor_free(ai);
+        tensor_free(bi);
     }
 }
 

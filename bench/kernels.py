@@ -45,6 +45,8 @@ def torch_cases():
         reps = 3 if n >= 2048 else 10
         cases[f"matmul_bf16_{n}"] = (lambda ab=ab, bb=bb: ab @ bb, reps, 1.0)
         cases[f"matmul_f32_{n}"] = (lambda a=a, b=b: a @ b, reps, None)
+        ai, bi = (a * 40).to(torch.int8), (b * 40).to(torch.int8)
+        cases[f"matmul_i8_{n}"] = (lambda ai=ai, bi=bi: torch._int_mm(ai, bi), reps, None)
     q, kt = torch.randn(10, 12, 54, 32, generator=g), torch.randn(10, 12, 32, 54, generator=g)
     cases["bmm_attn_f32"] = (lambda: q @ kt, 50, None)
     Q, K, V = (torch.randn(1, 8, 2048, 64, generator=g) for _ in range(3))
@@ -80,6 +82,17 @@ def main():
                       f"<= 1.11 {'ok' if secs / f32 <= 1 / 0.9 else 'MISSED'}  (tendo's own f32)")
                 continue
             fn, reps, target = cases[name]
+            if name.startswith("matmul_i8_"):
+                n = int(name.split("_")[-1])
+                gops = 2 * n ** 3 / secs / 1e9
+                try:
+                    ref = best_time(fn, reps)
+                except RuntimeError as e:  # torch._int_mm without a CPU kernel
+                    print(f"{name:<24}{secs * 1e3:>10.4f}{'-':>10}{'-':>8}  {gops:.0f} GOP/s (torch: {e})")
+                    continue
+                print(f"{name:<24}{secs * 1e3:>10.4f}{ref * 1e3:>10.4f}{secs / ref:>8.3f}  {gops:.0f} GOP/s "
+                      f"(torch._int_mm)")
+                continue
             ref = best_time(fn, reps) / (10000 if name == "add_out_1" else 1)
             ratio = secs / ref
             verdict = "" if target is None else f"<= {target:.2f} " + ("ok" if ratio <= target else "MISSED")

@@ -77,6 +77,9 @@ typedef struct tendo__device_ops {
     /* numpy.matmul of a and b (same device and dtype, checked): a new
      * tensor of their dtype. */
     tendo__tensor *(*matmul)(const char *op, const tendo__tensor *a, const tendo__tensor *b);
+    /* numpy.matmul of i8 a and b summed in int32: a new i32 tensor.  NULL
+     * entry: not on this device. */
+    tendo__tensor *(*matmul_i32)(const char *op, const tendo__tensor *a, const tendo__tensor *b);
     /* rope and attention with checked arguments (core/transformer.h): a
      * new tensor of x's (q's) dtype.  NULL entries: not on this device. */
     tendo__tensor *(*rope)(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot,

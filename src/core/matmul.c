@@ -79,3 +79,22 @@ tendo__tensor *tendo__matmul(const char *op, const tendo__tensor *a, const tendo
     out = tendo__device_ops_of(a->storage->device.type)->matmul(op, a, b);
     return out ? tendo__op_end(s, op, out, a, b) : NULL;
 }
+
+tendo__tensor *tendo__matmul_i32(const char *op, const tendo__tensor *a, const tendo__tensor *b)
+{
+    tendo__op_scope s = tendo__op_begin();
+    const tendo__tensor *in[2] = {a, b};
+    const tendo__device_ops *ops;
+    tendo__tensor *out;
+
+    if (!tendo__check_inputs(op, 2, in))
+        return NULL;
+    ops = tendo__device_ops_of(a->storage->device.type);
+    if (!ops->matmul_i32) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no int8 matmul on %s yet (move the tensors to the CPU first)",
+                    tendo_device_str(a->storage->device));
+        return NULL;
+    }
+    out = ops->matmul_i32(op, a, b);
+    return out ? tendo__op_end(s, op, out, a, b) : NULL;
+}

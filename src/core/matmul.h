@@ -32,5 +32,8 @@ void tendo__mm_batch_offsets(const tendo__mm_plan *p, int64_t bi, int64_t *aoff,
 /* a @ b on the device that holds both (same dtype, checked by the caller's
  * types); a new tensor of their dtype, or NULL with the error set. */
 tendo__tensor *tendo__matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b);
+/* a @ b of i8 tensors summed in int32 (wrapping): a new i32 tensor, or NULL
+ * with the error set (UNSUPPORTED on a device without the kernel). */
+tendo__tensor *tendo__matmul_i32(const char *op, const tendo__tensor *a, const tendo__tensor *b);
 
 #endif /* TENDO_SRC_CORE_MATMUL_H */

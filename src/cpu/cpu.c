@@ -2,7 +2,9 @@
  *
  * TENDO_CPU in the environment caps what the dispatch may use, so that one
  * machine can test every path: "portable" (plain C everywhere), "avx2"
- * (AVX2, FMA and F16C at most: no AVX-512) or "avx512" (no AVX512_BF16).  Read once, at the first question. */
+ * (AVX2, FMA and F16C at most: no AVX-512) or "avx512" (AVX-512 F/BW/VL/DQ
+ * without the BF16, VNNI and FP16 extensions).  Read once, at the first
+ * question. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,7 +22,10 @@
  * clang asks cpuid (leaf 1, ECX) for those. */
 static unsigned detect(void)
 {
-    unsigned f = 0;
+    unsigned f = 0, eax7, ebx7, ecx7 = 0, edx7 = 0;
+    /* leaf 7: AVX512_VNNI (ECX bit 11) and AVX512_FP16 (EDX bit 23), which
+     * not every compiler's __builtin_cpu_supports knows */
+    int leaf7 = __get_cpuid_count(7, 0, &eax7, &ebx7, &ecx7, &edx7);
 #if defined(__clang__)
     unsigned eax, ebx, ecx = 0, edx;
     int leaf1 = __get_cpuid(1, &eax, &ebx, &ecx, &edx);
@@ -46,6 +51,10 @@ static unsigned detect(void)
         f |= TENDO__CPU_AVX512;
     if ((f & TENDO__CPU_AVX512) && __builtin_cpu_supports("avx512bf16"))
         f |= TENDO__CPU_AVX512BF16;
+    if ((f & TENDO__CPU_AVX512) && leaf7 && (ecx7 & (1u << 11)))
+        f |= TENDO__CPU_AVX512VNNI;
+    if ((f & TENDO__CPU_AVX512) && leaf7 && (edx7 & (1u << 23)))
+        f |= TENDO__CPU_AVX512FP16;
     return f;
 }
 #else
@@ -85,7 +94,7 @@ static unsigned used(void)
 
 bool tendo__cpu_has(unsigned mask) { return (used() & mask) == mask; }
 
-static char described[96];
+static char described[128];
 static pthread_once_t described_once = PTHREAD_ONCE_INIT;
 
 static void describe(void)
@@ -93,9 +102,10 @@ static void describe(void)
     unsigned f = used();
     const char *level = getenv("TENDO_CPU");
 
-    snprintf(described, sizeof described, "%s%s%s%s%s%s%s%s", f & TENDO__CPU_AVX2 ? "avx2 " : "",
+    snprintf(described, sizeof described, "%s%s%s%s%s%s%s%s%s%s", f & TENDO__CPU_AVX2 ? "avx2 " : "",
              f & TENDO__CPU_FMA ? "fma " : "", f & TENDO__CPU_F16C ? "f16c " : "",
              f & TENDO__CPU_AVX512 ? "avx512 " : "", f & TENDO__CPU_AVX512BF16 ? "avx512bf16 " : "",
+             f & TENDO__CPU_AVX512VNNI ? "avx512vnni " : "", f & TENDO__CPU_AVX512FP16 ? "avx512fp16 " : "",
              f & ~KNOWN ? "" : "portable ", level ? "(TENDO_CPU=" : "", level ? level : "");
     if (level)
         strncat(described, ")", sizeof described - strlen(described) - 1);

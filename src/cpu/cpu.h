@@ -11,13 +11,17 @@
 struct tendo__tensor;
 
 /* AVX512 stands for AVX-512 F, BW, VL and DQ together (with the OS
- * saving ZMM registers); AVX512BF16 for its bf16 dot products. */
+ * saving ZMM registers); AVX512BF16 for its bf16 dot products, AVX512VNNI
+ * for its int8 dot products, AVX512FP16 for its f16 arithmetic (newer
+ * Intel parts; detected and shown, no kernel uses it yet). */
 enum {
     TENDO__CPU_AVX2 = 1,
     TENDO__CPU_FMA = 2,
     TENDO__CPU_F16C = 4,
     TENDO__CPU_AVX512 = 8,
     TENDO__CPU_AVX512BF16 = 16,
+    TENDO__CPU_AVX512VNNI = 32,
+    TENDO__CPU_AVX512FP16 = 64,
 };
 
 /* True when the CPU has every feature in mask (the AVX2 check includes
@@ -38,6 +42,14 @@ double tendo__best_f64(const double *v, int64_t n, bool largest, bool *nan);
 int tendo__gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
                      const void *b, int64_t rsb, int64_t csb, float beta, float *c, int64_t ldc);
 
+/* C (m x n, int32, row stride ldc) = A B for int8 A and B (element
+ * strides, any), every product summed exactly, wrapping modulo 2^32 as
+ * int32 arithmetic does (src/cpu/gemm_i8.c): VNNI (vpdpbusd) with
+ * AVX512_VNNI, vpmaddwd with AVX2, plain C otherwise; the same bits on
+ * every path.  0, or -1 when a scratch allocation failed (C untouched). */
+int tendo__gemm_i8(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t rsa, int64_t csa, const int8_t *b,
+                   int64_t rsb, int64_t csb, int32_t *c, int64_t ldc);
+
 /* ---- the CPU kernels of the device table (src/cpu/device.c) ---- */
 
 /* dst (R x C, dense) = src with strides (1, sc) in elements, with vector
@@ -47,6 +59,9 @@ bool tendo__transpose_copy(void *dst, const void *src, int64_t R, int64_t C, int
 /* numpy.matmul of two CPU tensors of one float dtype (src/cpu/matmul.c). */
 struct tendo__tensor *tendo__cpu_matmul(const char *op, const struct tendo__tensor *a,
                                         const struct tendo__tensor *b);
+/* numpy.matmul of two i8 CPU tensors into a new i32 one (src/cpu/matmul.c). */
+struct tendo__tensor *tendo__cpu_matmul_i32(const char *op, const struct tendo__tensor *a,
+                                            const struct tendo__tensor *b);
 /* Makes OpenBLAS single-threaded, once (tendo runs BLAS calls on its own
  * threads); nothing without it (src/cpu/matmul.c). */
 void tendo__blas_one_thread(void);

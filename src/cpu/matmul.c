@@ -183,22 +183,25 @@ static void fold_batches(tendo__mm_plan *p)
         p->A.batch_stride[d] = p->B.batch_stride[d] = 0;
 }
 
-tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
+/* One task of a product: rows [r0, r1) of batch bi of C; false on out of
+ * memory.  ctx: what the kind of product needs (its dtype's traits...). */
+typedef bool (*mm_task)(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b,
+                        tendo__tensor *out, int64_t bi, int64_t r0, int64_t r1, const void *ctx);
+
+/* a @ b into a new tensor of dtype out_dt: the shapes planned, the batches
+ * folded where they can be, then (batch, row block) tasks on the threads. */
+static tendo__tensor *run_tasks(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo_dtype out_dt,
+                                bool (*prepare)(tendo__mm_plan *p, void *ctx), mm_task task, void *ctx)
 {
-    const tendo__traits *t = tendo__traits_of(a->dtype);
     tendo__mm_plan p;
-    int64_t m, n, k, rows, blocks, tasks;
+    int64_t m, n, k, blocks, tasks;
     tendo__tensor *out;
     int threads = tendo__threads();
-    bool blas, failed = false;
+    bool failed = false;
 
-    if (t->compute != TENDO__COMPUTE_FLOAT && !(t->compute == TENDO__COMPUTE_DOUBLE && t->own_compute)) {
-        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CPU matmul for %s", t->name);
-        return NULL;
-    }
     if (!tendo__mm_plan_make(op, a, b, &p))
         return NULL;
-    out = tendo__tensor_new(op, a->dtype, p.out_ndim, p.out_shape, a->storage->device);
+    out = tendo__tensor_new(op, out_dt, p.out_ndim, p.out_shape, a->storage->device);
     if (!out)
         return NULL;
     fold_batches(&p);
@@ -207,19 +210,19 @@ tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const t
     k = p.A.cols;
     if (m * n == 0 || p.nbatches == 0)
         return out;
-    blas = use_blas(&p.A, &p.B, t);
+    if (prepare)
+        prepare(&p, ctx);
     if (p.nbatches * m * n * (k > 0 ? k : 1) < ((int64_t)1 << 18))
         threads = 1;
-    rows = ROW_BLOCK;
-    blocks = (m + rows - 1) / rows;
+    blocks = (m + ROW_BLOCK - 1) / ROW_BLOCK;
     tasks = p.nbatches * blocks;
     if (threads > tasks)
         threads = (int)tasks;
     (void)threads;
 TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| : failed))
     for (int64_t i = 0; i < tasks; i++) {
-        int64_t r0 = (i % blocks) * rows, r1 = r0 + rows < m ? r0 + rows : m;
-        if (!gemm_task(&p, a, b, out, t, i / blocks, r0, r1, blas))
+        int64_t r0 = (i % blocks) * ROW_BLOCK, r1 = r0 + ROW_BLOCK < m ? r0 + ROW_BLOCK : m;
+        if (!task(&p, a, b, out, i / blocks, r0, r1, ctx))
             failed = true;
     }
     if (failed) {
@@ -229,3 +232,57 @@ TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| 
     }
     return out;
 }
+
+/* A float product's task context: its dtype, and whether CBLAS runs it. */
+typedef struct {
+    const tendo__traits *t;
+    bool blas;
+} float_ctx;
+
+static bool float_prepare(tendo__mm_plan *p, void *ctx)
+{
+    float_ctx *c = ctx;
+
+    c->blas = use_blas(&p->A, &p->B, c->t);
+    return true;
+}
+
+static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
+                       int64_t bi, int64_t r0, int64_t r1, const void *ctx)
+{
+    const float_ctx *c = ctx;
+
+    return gemm_task(p, a, b, out, c->t, bi, r0, r1, c->blas);
+}
+
+tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
+{
+    float_ctx c = {tendo__traits_of(a->dtype), false};
+
+    if (c.t->compute != TENDO__COMPUTE_FLOAT && !(c.t->compute == TENDO__COMPUTE_DOUBLE && c.t->own_compute)) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CPU matmul for %s", c.t->name);
+        return NULL;
+    }
+    return run_tasks(op, a, b, a->dtype, float_prepare, float_task, &c);
+}
+
+#if defined(TENDO_HAVE_I8) && defined(TENDO_HAVE_I32) /* tensor_i8_matmul_i32 */
+/* Rows [r0, r1) of batch bi of the i32 C = A @ B for i8 A and B. */
+static bool i8_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
+                    int64_t bi, int64_t r0, int64_t r1, const void *ctx)
+{
+    int64_t aoff, boff, m = p->A.rows, n = p->B.cols;
+    int32_t *c = (int32_t *)tendo__tensor_data(out) + (bi * m + r0) * n;
+
+    (void)ctx;
+    tendo__mm_batch_offsets(p, bi, &aoff, &boff);
+    return tendo__gemm_i8(r1 - r0, n, p->A.cols, (const int8_t *)tendo__tensor_data(a) + aoff + r0 * p->A.rs,
+                          p->A.rs, p->A.cs, (const int8_t *)tendo__tensor_data(b) + boff, p->B.rs, p->B.cs, c,
+                          n) == 0;
+}
+
+tendo__tensor *tendo__cpu_matmul_i32(const char *op, const tendo__tensor *a, const tendo__tensor *b)
+{
+    return run_tasks(op, a, b, TENDO_I32, NULL, i8_task, NULL);
+}
+#endif

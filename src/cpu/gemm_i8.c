@@ -1,0 +1,272 @@
+/* src/cpu/gemm_i8.c - int8 x int8 -> int32 GEMM (tendo__gemm_i8, cpu.h).
+ *
+ * Integer sums are exact and, wrapping modulo 2^32, associative: every
+ * path below gives the same bits whatever its blocking or order, and row
+ * blocks on threads change nothing.
+ *
+ * Goto/BLIS structure: B is packed per KC x NC block into NR-column
+ * slivers, A per MC x KC block into MR-row slivers, and a micro-kernel
+ * multiplies one A sliver by one B sliver.  k is packed in groups of G:
+ *   - AVX512_VNNI (G = 4, 12 x 32 tile): vpdpbusd multiplies unsigned by
+ *     signed bytes and adds each group of 4 products into an int32 lane.
+ *     A is packed as a + 128 (unsigned), so a tile sums (a + 128) b, and
+ *     128 times the column sums of B (kept beside each B sliver) is taken
+ *     off at the end: exact, no saturation (vpdpbusd, not vpdpbusds).
+ *   - AVX2 (G = 2, 6 x 16 tile) and portable C (the same packing): both
+ *     operands widened to int16 pairs, vpmaddwd (or plain C) adds each
+ *     pair of products, exact in int32, into an int32 lane.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "cpu/cpu.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) &&                                  \
+    (defined(__clang__) ? __clang_major__ >= 8 : __GNUC__ >= 9)
+#define GEMM_X86 1
+#include <immintrin.h>
+#define TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#define TARGET_AVX2 __attribute__((target("avx2")))
+#else
+#define GEMM_X86 0
+#endif
+
+enum { KC = 1024, MC = 96, NC = 1024, ALIGN = 64 };
+
+/* One way of multiplying: its tile, its k group, and its kernel.  The
+ * kernel sets (first) or adds to (!first) the mr x nr valid part of the
+ * MR x NR tile at c: A sliver ap times B sliver bp over q groups of k;
+ * colsum (VNNI only) holds the B sliver's column sums. */
+typedef struct {
+    int mr, nr, g;
+    bool offset_a; /* A packed as a + 128 (VNNI) */
+    void (*kernel)(int64_t q, const uint32_t *ap, const void *bp, const int32_t *colsum, int32_t *c,
+                   int64_t ldc, int64_t mr, int64_t nr, bool first);
+} path;
+
+static inline int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
+
+/* Element (r, s) of a strided operand, or 0 outside [0, rows) x [0, cols). */
+static inline int at(const int8_t *p, int64_t rs, int64_t cs, int64_t r, int64_t s, int64_t rows, int64_t cols)
+{
+    return r < rows && s < cols ? p[r * rs + s * cs] : 0;
+}
+
+/* Packs rows i0..i0+mc, k p0..p0+kc of A into MR-row slivers of k groups:
+ * word [q*MR + r] holds A(i, q*G + e) for e < G, as int16 pairs (G = 2)
+ * or bytes + 128 (G = 4); rows and k past the block are zero. */
+static void pack_a(const path *w, const int8_t *a, int64_t rs, int64_t cs, int64_t i0, int64_t mc, int64_t p0,
+                   int64_t kc, uint32_t *restrict dst)
+{
+    int64_t groups = (kc + w->g - 1) / w->g;
+
+    for (int64_t t = 0; t < mc; t += w->mr, dst += w->mr * groups)
+        for (int64_t q = 0; q < groups; q++)
+            for (int64_t r = 0; r < w->mr; r++) {
+                int64_t i = i0 + t + r, kk = p0 + q * w->g;
+                uint32_t word = 0;
+                for (int e = 0; e < w->g; e++) {
+                    int v = at(a, rs, cs, i, kk + e, i0 + mc, p0 + kc);
+                    word |= w->offset_a ? (uint32_t)(v + 128) << (8 * e) : (uint32_t)(uint16_t)(int16_t)v << (16 * e);
+                }
+                dst[q * w->mr + r] = word;
+            }
+}
+
+/* Bytes of one packed B sliver of kc: the groups, then (VNNI) NR column sums. */
+static size_t sliver_bytes(const path *w, int64_t kc)
+{
+    return (size_t)((kc + w->g - 1) / w->g) * (size_t)w->nr * 4 + (w->offset_a ? (size_t)w->nr * 4 : 0);
+}
+
+/* Packs k p0..p0+kc, columns j0..j0+nc of B (n columns) into NR-column
+ * slivers: G values of column j for group q at [(q*NR + c)*G + e], int8
+ * (G = 4) or int16 (G = 2), then the column sums (VNNI). */
+static void pack_b(const path *w, const int8_t *b, int64_t rs, int64_t cs, int64_t n, int64_t p0, int64_t kc,
+                   int64_t j0, int64_t nc, char *restrict dst)
+{
+    int64_t groups = (kc + w->g - 1) / w->g;
+
+    for (int64_t u = 0; u < nc; u += w->nr, dst += sliver_bytes(w, kc)) {
+        int32_t *colsum = (int32_t *)(void *)(dst + groups * w->nr * 4);
+        for (int64_t c = 0; c < w->nr; c++) {
+            int64_t j = j0 + u + c;
+            int32_t sum = 0;
+            for (int64_t q = 0; q < groups; q++)
+                for (int e = 0; e < w->g; e++) {
+                    int v = j < j0 + nc ? at(b, rs, cs, p0 + q * w->g + e, j, p0 + kc, n) : 0;
+                    if (w->g == 4)
+                        ((int8_t *)dst)[(q * w->nr + c) * 4 + e] = (int8_t)v;
+                    else
+                        ((int16_t *)(void *)dst)[(q * w->nr + c) * 2 + e] = (int16_t)v;
+                    sum += v;
+                }
+            if (w->offset_a)
+                colsum[c] = sum;
+        }
+    }
+}
+
+/* Adds (or stores) the mr x nr valid part of an MR x NR tile t to c. */
+static void put(const int32_t *t, int64_t tld, int32_t *c, int64_t ldc, int64_t mr, int64_t nr, bool first)
+{
+    for (int64_t r = 0; r < mr; r++)
+        for (int64_t j = 0; j < nr; j++)
+            c[r * ldc + j] = first ? t[r * tld + j] : (int32_t)((uint32_t)c[r * ldc + j] + (uint32_t)t[r * tld + j]);
+}
+
+/* Portable: int16 pairs, summed in uint32 (wrapping, never undefined). */
+static void kernel_c(int64_t q, const uint32_t *ap, const void *bp, const int32_t *colsum, int32_t *c, int64_t ldc,
+                     int64_t mr, int64_t nr, bool first)
+{
+    enum { R = 6, N = 16 };
+    const int16_t *b = bp;
+    uint32_t acc[R][N] = {{0}};
+
+    (void)colsum;
+    for (int64_t p = 0; p < q; p++, ap += R, b += 2 * N)
+        for (int r = 0; r < R; r++) {
+            int32_t a0 = (int16_t)(ap[r] & 0xffff), a1 = (int16_t)(ap[r] >> 16);
+            for (int j = 0; j < N; j++)
+                acc[r][j] += (uint32_t)(a0 * b[2 * j] + a1 * b[2 * j + 1]);
+        }
+    put((const int32_t *)(const void *)acc, N, c, ldc, mr, nr, first);
+}
+
+#if GEMM_X86
+/* AVX2: vpmaddwd of a broadcast pair of A by 8 columns' pairs of B. */
+TARGET_AVX2 static void kernel_avx2(int64_t q, const uint32_t *ap, const void *bp, const int32_t *colsum, int32_t *c,
+                                    int64_t ldc, int64_t mr, int64_t nr, bool first)
+{
+    enum { R = 6, N = 16 };
+    const __m256i *b = bp;
+    __m256i acc[R][2];
+    int32_t t[R * N];
+
+    (void)colsum;
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int64_t p = 0; p < q; p++, ap += R, b += 2) {
+        __m256i b0 = _mm256_load_si256(b), b1 = _mm256_load_si256(b + 1);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; r++) {
+            __m256i ar = _mm256_set1_epi32((int)ap[r]);
+            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(ar, b0));
+            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(ar, b1));
+        }
+    }
+    if (mr == R && nr == N) {
+        for (int r = 0; r < R; r++)
+            for (int h = 0; h < 2; h++) {
+                __m256i *cr = (__m256i *)(void *)(c + r * ldc + 8 * h);
+                __m256i v = first ? acc[r][h] : _mm256_add_epi32(acc[r][h], _mm256_loadu_si256(cr));
+                _mm256_storeu_si256(cr, v);
+            }
+        return;
+    }
+    for (int r = 0; r < R; r++)
+        for (int h = 0; h < 2; h++)
+            _mm256_storeu_si256((__m256i *)(void *)(t + r * N + 8 * h), acc[r][h]);
+    put(t, N, c, ldc, mr, nr, first);
+}
+
+/* AVX512_VNNI: vpdpbusd of 4 broadcast bytes of A + 128 by 16 columns'
+ * 4 bytes of B, less 128 x the columns' sums. */
+TARGET_VNNI static void kernel_vnni(int64_t q, const uint32_t *ap, const void *bp, const int32_t *colsum, int32_t *c,
+                                    int64_t ldc, int64_t mr, int64_t nr, bool first)
+{
+    enum { R = 12, N = 32 };
+    const __m512i *b = bp;
+    __m512i acc[R][2], off[2];
+
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+    for (int64_t p = 0; p < q; p++, ap += R, b += 2) {
+        __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 1);
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            __m512i ar = _mm512_set1_epi32((int)ap[r]);
+            acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], ar, b0);
+            acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], ar, b1);
+        }
+    }
+    off[0] = _mm512_slli_epi32(_mm512_loadu_si512(colsum), 7);
+    off[1] = _mm512_slli_epi32(_mm512_loadu_si512(colsum + 16), 7);
+    for (int r = 0; r < mr; r++)
+        for (int h = 0; h < 2 && 16 * h < nr; h++) {
+            __mmask16 keep = nr - 16 * h >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nr - 16 * h)) - 1);
+            int32_t *cr = c + r * ldc + 16 * h;
+            __m512i v = _mm512_sub_epi32(acc[r][h], off[h]);
+            if (!first)
+                v = _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(keep, cr));
+            _mm512_mask_storeu_epi32(cr, keep, v);
+        }
+}
+#endif
+
+/* The path this CPU (as TENDO_CPU allows) takes. */
+static const path *choose(void)
+{
+    static const path portable = {6, 16, 2, false, kernel_c};
+#if GEMM_X86
+    static const path avx2 = {6, 16, 2, false, kernel_avx2};
+    static const path vnni = {12, 32, 4, true, kernel_vnni};
+
+    if (tendo__cpu_has(TENDO__CPU_AVX512 | TENDO__CPU_AVX512VNNI))
+        return &vnni;
+    if (tendo__cpu_has(TENDO__CPU_AVX2))
+        return &avx2;
+#endif
+    return &portable;
+}
+
+_Static_assert(MC % 12 == 0 && MC % 6 == 0 && NC % 32 == 0, "panels must be whole slivers");
+
+int tendo__gemm_i8(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t rsa, int64_t csa, const int8_t *b,
+                   int64_t rsb, int64_t csb, int32_t *c, int64_t ldc)
+{
+    const path *w = choose();
+    int64_t kcmax = imin(k, KC);
+    size_t abytes = (size_t)MC * (size_t)((kcmax + 3) / 2) * 4, bbytes = (size_t)(NC / w->nr) * sliver_bytes(w, kcmax);
+    uint32_t *ap;
+    char *bp;
+
+    if (m <= 0 || n <= 0)
+        return 0;
+    if (k <= 0) {
+        for (int64_t i = 0; i < m; i++)
+            memset(c + i * ldc, 0, (size_t)n * sizeof *c);
+        return 0;
+    }
+    ap = tendo__alloc_ok() ? aligned_alloc(ALIGN, (abytes + ALIGN - 1) / ALIGN * ALIGN) : NULL;
+    bp = tendo__alloc_ok() && ap ? aligned_alloc(ALIGN, (bbytes + ALIGN - 1) / ALIGN * ALIGN) : NULL;
+    if (!ap || !bp) {
+        free(ap);
+        return -1;
+    }
+    for (int64_t jc = 0; jc < n; jc += NC) {
+        int64_t nc = imin(NC, n - jc);
+        for (int64_t pc = 0; pc < k; pc += KC) {
+            int64_t kc = imin(KC, k - pc), groups = (kc + w->g - 1) / w->g;
+            size_t sb = sliver_bytes(w, kc);
+            pack_b(w, b, rsb, csb, n, pc, kc, jc, nc, bp);
+            for (int64_t ic = 0; ic < m; ic += MC) {
+                int64_t mc = imin(MC, m - ic);
+                pack_a(w, a, rsa, csa, ic, mc, pc, kc, ap);
+                for (int64_t j = 0; j < nc; j += w->nr) {
+                    const char *bs = bp + (size_t)(j / w->nr) * sb;
+                    for (int64_t i = 0; i < mc; i += w->mr)
+                        w->kernel(groups, ap + i * groups, bs, (const int32_t *)(const void *)(bs + groups * w->nr * 4),
+                                  c + (ic + i) * ldc + jc + j, ldc, imin(w->mr, mc - i), imin(w->nr, nc - j), pc == 0);
+                }
+            }
+        }
+    }
+    free(bp);
+    free(ap);
+    return 0;
+}
