@@ -108,6 +108,8 @@ static const struct t_mmcase {
     {1, {4}, 3, {2, 4, 3}},     /* 1-D @ batched -> [2,3] */
     {2, {3, 0}, 2, {0, 4}},     /* k = 0: zeros */
     {2, {0, 3}, 2, {3, 4}},     /* m = 0: empty */
+    {2, {3, 20}, 2, {20, 1100}}, /* one row block, wide: three column blocks */
+    {2, {310, 9}, 2, {9, 5}},   /* two row blocks, 156 + 154 rows */
 };
 #define T_NMMCASES ((int)(sizeof t_mmcases / sizeof t_mmcases[0]))
 
@@ -686,13 +688,14 @@ static void DTFN(test_norm_edges)(void)
  * 300x500 the cases include [40000,8] (dim -1) and [8,40000] (dim 0). */
 static void DTFN(test_nn_threads)(void)
 {
-    enum { N_CASES = 13 };
+    enum { N_CASES = 15 };
     static const char *names[N_CASES] = {
         "softmax [300,500] dim -1",    "softmax [300,500] dim 0",        "softmax [40000,8] dim -1",
         "softmax [8,40000] dim 0",     "log_softmax [40000,8] dim -1",   "log_softmax [300,500] dim 0",
         "layer_norm [300,500]",        "layer_norm [40000,8]",           "rms_norm [40000,8]",
         "matmul [128,256] @ [256,96]", "matmul flipped [128,256] @ transposed [256,96]",
-        "matmul [4,64,70] @ [70,50]",  "matmul [300] @ [300,200]"};
+        "matmul [4,64,70] @ [70,50]",  "matmul [300] @ [300,200]",
+        "matmul [310,40] @ [40,64] (two row blocks)", "matmul [2,256] @ transposed [256,1100] (column blocks)"};
     uint64_t rng = 0x71a5u;
     TT *big = DTFN(make)(L_CONTIG, 2, (const int64_t[]){300, 500}, &rng, D_RANDOM, -5, 5);
     TT *tall = DTFN(make)(L_CONTIG, 2, (const int64_t[]){40000, 8}, &rng, D_RANDOM, -5, 5);
@@ -708,6 +711,10 @@ static void DTFN(test_nn_threads)(void)
     TT *m70 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){70, 50}, &rng, D_RANDOM, -1, 1);
     TT *v300 = DTFN(make)(L_CONTIG, 1, (const int64_t[]){300}, &rng, D_RANDOM, -1, 1);
     TT *m300 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){300, 200}, &rng, D_RANDOM, -1, 1);
+    TT *m310 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){310, 40}, &rng, D_RANDOM, -1, 1);
+    TT *m40 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){40, 64}, &rng, D_RANDOM, -1, 1);
+    TT *m2 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){2, 256}, &rng, D_RANDOM, -1, 1);
+    TT *mwt = DTFN(make)(L_TRANS, 2, (const int64_t[]){256, 1100}, &rng, D_RANDOM, -1, 1);
 
     t_want_threads(DT_NAME);
     for (int k = 0; k < N_CASES; k++) {
@@ -731,6 +738,8 @@ static void DTFN(test_nn_threads)(void)
             case 10: r = tensor_matmul(maf, mbt); break;
             case 11: r = tensor_matmul(m3, m70); break;
             case 12: r = tensor_matmul(v300, m300); break;
+            case 13: r = tensor_matmul(m310, m40); break;
+            case 14: r = tensor_matmul(m2, mwt); break;
             }
             DTFN(tcheck_add)(&c, r, names[k]);
         }
@@ -751,6 +760,10 @@ static void DTFN(test_nn_threads)(void)
     tensor_free(m70);
     tensor_free(v300);
     tensor_free(m300);
+    tensor_free(m310);
+    tensor_free(m40);
+    tensor_free(m2);
+    tensor_free(mwt);
 }
 
 static void DTFN(test_nn)(void)

@@ -41,16 +41,35 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, enum
 }
 #endif
 
-/* C's rows are cut into blocks of ROW_BLOCK rows, each one single-threaded
- * GEMM call, and the tasks (batch, row block) are spread over the threads,
- * so many small matrices (attention's batched products) use every thread
- * as a big one does.  The blocks depend on the shapes alone, never on the
- * thread count: OpenBLAS gives an element different bits when its rows are
- * cut differently (its kernels for the last rows of a call sum in another
- * order), so C never depends on how many threads ran; t-nn checks 1, 2 and
- * 3 threads bit for bit.  256 rows split the common power-of-two sizes
- * evenly over 2 or 4 threads, and pack B a quarter as often as 64 would. */
+/* C is cut into tiles, each one single-threaded GEMM call, and the tasks
+ * (batch, tile) are spread over the threads, so many small matrices
+ * (attention's batched products) use every thread as a big one does.  The
+ * tiles depend on the shapes alone, never on the thread count: OpenBLAS
+ * gives an element different bits when its rows are cut differently (its
+ * kernels for the last rows of a call sum in another order), so C never
+ * depends on how many threads ran; t-nn checks 1, 2 and 3 threads bit for
+ * bit.  Rows go in about ROW_BLOCK at a time, in an even number of equal
+ * blocks where there is more than one (310 rows: 156 + 154, not 256 + 54,
+ * which would leave one of two threads idle most of the time); a product
+ * of one row block whose B is wide is cut into column blocks of about
+ * COL_BLOCK instead (a decoder's [1, d] @ [d, 4d]).  Block starts are
+ * multiples of TILE_ALIGN, whole tiles of tendo's micro-kernels. */
 #define ROW_BLOCK 256
+#define COL_BLOCK 512
+#define TILE_ALIGN 48
+
+/* The size of the blocks len is cut into: about target, an even count of
+ * them where there is more than one, a multiple of TILE_ALIGN. */
+static int64_t block_size(int64_t len, int64_t target)
+{
+    int64_t count = (len + target - 1) / target, size;
+
+    if (count > 1 && count % 2)
+        count++;
+    size = (len + count - 1) / (count > 0 ? count : 1);
+    size = (size + TILE_ALIGN - 1) / TILE_ALIGN * TILE_ALIGN;
+    return size > 0 ? size : TILE_ALIGN;
+}
 
 #ifdef TENDO_HAVE_CBLAS
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
@@ -68,10 +87,11 @@ void tendo__blas_one_thread(void)
 #endif
 }
 
-/* Rows [r0, r1) of C (dense, n columns: f32, or f64 for a dtype computing
- * in double; crow points at row r0) = A @ B; false on out of memory. */
-static bool gemm_rows(const operand *A, const operand *B, const char *a, const char *b, int64_t n, void *crow,
-                      const tendo__traits *t, int64_t r0, int64_t r1, bool blas)
+/* Rows [r0, r1) of C (n columns, row stride ldc: f32, or f64 for a dtype
+ * computing in double; crow points at row r0) = A @ B, b pointing at B's
+ * first column of them; false on out of memory. */
+static bool gemm_rows(const operand *A, const operand *B, const char *a, const char *b, int64_t n, int64_t ldc,
+                      void *crow, const tendo__traits *t, int64_t r0, int64_t r1, bool blas)
 {
     int64_t k = A->cols;
     const char *ar = a + r0 * A->rs * (int64_t)t->size;
@@ -86,11 +106,11 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
         if (dbl)
             cblas_dgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)n, (int)k, 1.0,
                         (const double *)(const void *)ar, lda, (const double *)(const void *)b, ldb, 0.0,
-                        (double *)crow, (int)(n > 0 ? n : 1));
+                        (double *)crow, (int)(ldc > 0 ? ldc : 1));
         else
             cblas_sgemm(CblasRowMajor, ta, tb, (int)(r1 - r0), (int)n, (int)k, 1.0f,
                         (const float *)(const void *)ar, lda, (const float *)(const void *)b, ldb, 0.0f,
-                        (float *)crow, (int)(n > 0 ? n : 1));
+                        (float *)crow, (int)(ldc > 0 ? ldc : 1));
         return true;
     }
 #else
@@ -98,15 +118,15 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
 #endif
     if (dbl)
         return tendo__dgemm(r1 - r0, n, k, 1.0, (const double *)(const void *)ar, A->rs, A->cs,
-                            (const double *)(const void *)b, B->rs, B->cs, 0.0, (double *)crow, n) == 0;
+                            (const double *)(const void *)b, B->rs, B->cs, 0.0, (double *)crow, ldc) == 0;
 #ifdef TENDO_HAVE_BF16
     if (t == tendo__traits_of(TENDO_BF16)) { /* vdpbf16ps where the CPU has it */
-        int done = tendo__gemm_bf16(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, 0.0f, (float *)crow, n);
+        int done = tendo__gemm_bf16(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, 0.0f, (float *)crow, ldc);
         if (done <= 0)
             return done == 0;
     }
 #endif
-    return tendo__sgemm(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, t, 0.0f, (float *)crow, n) == 0;
+    return tendo__sgemm(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, t, 0.0f, (float *)crow, ldc) == 0;
 }
 
 /* Whether CBLAS computes A @ B for dtype t (its own float or double, strides
@@ -129,32 +149,38 @@ static bool use_blas(const operand *A, const operand *B, const tendo__traits *t)
 #endif
 }
 
-/* One task: rows [r0, r1) of batch bi of C (p's shapes, out's storage).  A
- * dtype that is not its own compute type gets the rows in a float scratch
- * from the CPU's pool, then narrowed.  False on out of memory. */
+/* A tile of C: rows [r0, r1), columns [c0, c1). */
+typedef struct {
+    int64_t r0, r1, c0, c1;
+} tile;
+
+/* One task: tile x of batch bi of C (p's shapes, out's storage).  A dtype
+ * that is not its own compute type gets the tile in a float scratch from
+ * the CPU's pool, then narrowed row by row.  False on out of memory. */
 static bool gemm_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
-                      const tendo__traits *t, int64_t bi, int64_t r0, int64_t r1, bool blas)
+                      const tendo__traits *t, int64_t bi, tile x, bool blas)
 {
-    int64_t aoff, boff, m = p->A.rows, n = p->B.cols, csize = (int64_t)t->size;
+    int64_t aoff, boff, m = p->A.rows, n = p->B.cols, csize = (int64_t)t->size, nc = x.c1 - x.c0;
     size_t rsize = t->compute == TENDO__COMPUTE_DOUBLE ? sizeof(double) : sizeof(float);
-    char *dst = (char *)tendo__tensor_data(out) + (bi * m + r0) * n * csize;
+    char *dst = (char *)tendo__tensor_data(out) + ((bi * m + x.r0) * n + x.c0) * csize;
     tendo__pool *pool = t->own_compute ? NULL : tendo__pool_of(tendo_cpu());
     tendo__pool_block *blk = NULL;
     void *c = dst;
     bool done;
 
     if (!t->own_compute) { /* from the pool: a fresh mapping per call would fault in every page */
-        blk = pool ? tendo__pool_alloc(pool, "matmul", (size_t)((r1 - r0) * n) * rsize, 0) : NULL;
+        blk = pool ? tendo__pool_alloc(pool, "matmul", (size_t)((x.r1 - x.r0) * nc) * rsize, 0) : NULL;
         if (!blk)
             return false;
         c = tendo__pool_block_ptr(blk);
     }
     tendo__mm_batch_offsets(p, bi, &aoff, &boff);
     done = gemm_rows(&p->A, &p->B, (const char *)tendo__tensor_data(a) + aoff * csize,
-                     (const char *)tendo__tensor_data(b) + boff * csize, n, c, t, r0, r1, blas);
+                     (const char *)tendo__tensor_data(b) + (boff + x.c0 * p->B.cs) * csize, nc, blk ? nc : n, c, t,
+                     x.r0, x.r1, blas);
     if (blk) {
-        if (done)
-            t->narrow(c, dst, 1, (r1 - r0) * n);
+        for (int64_t r = 0; done && r < x.r1 - x.r0; r++)
+            t->narrow((const char *)c + r * nc * (int64_t)rsize, dst + r * n * csize, 1, nc);
         tendo__pool_free(pool, blk);
     }
     return done;
@@ -183,10 +209,10 @@ static void fold_batches(tendo__mm_plan *p)
         p->A.batch_stride[d] = p->B.batch_stride[d] = 0;
 }
 
-/* One task of a product: rows [r0, r1) of batch bi of C; false on out of
- * memory.  ctx: what the kind of product needs (its dtype's traits...). */
+/* One task of a product: tile x of batch bi of C; false on out of memory.
+ * ctx: what the kind of product needs (its dtype's traits...). */
 typedef bool (*mm_task)(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b,
-                        tendo__tensor *out, int64_t bi, int64_t r0, int64_t r1, const void *ctx);
+                        tendo__tensor *out, int64_t bi, tile x, const void *ctx);
 
 /* a @ b into a new tensor of dtype out_dt: the shapes planned, the batches
  * folded where they can be, then (batch, row block) tasks on the threads. */
@@ -194,7 +220,7 @@ static tendo__tensor *run_tasks(const char *op, const tendo__tensor *a, const te
                                 bool (*prepare)(tendo__mm_plan *p, void *ctx), mm_task task, void *ctx)
 {
     tendo__mm_plan p;
-    int64_t m, n, k, blocks, tasks;
+    int64_t m, n, k, rows, cols, rblocks, cblocks, tiles, tasks;
     tendo__tensor *out;
     int threads = tendo__threads();
     bool failed = false;
@@ -214,15 +240,20 @@ static tendo__tensor *run_tasks(const char *op, const tendo__tensor *a, const te
         prepare(&p, ctx);
     if (p.nbatches * m * n * (k > 0 ? k : 1) < ((int64_t)1 << 18))
         threads = 1;
-    blocks = (m + ROW_BLOCK - 1) / ROW_BLOCK;
-    tasks = p.nbatches * blocks;
+    rows = block_size(m, ROW_BLOCK);
+    rblocks = (m + rows - 1) / rows;
+    cols = rblocks == 1 ? block_size(n, COL_BLOCK) : n;
+    cblocks = (n + cols - 1) / cols;
+    tiles = rblocks * cblocks;
+    tasks = p.nbatches * tiles;
     if (threads > tasks)
         threads = (int)tasks;
     (void)threads;
 TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| : failed))
     for (int64_t i = 0; i < tasks; i++) {
-        int64_t r0 = (i % blocks) * ROW_BLOCK, r1 = r0 + ROW_BLOCK < m ? r0 + ROW_BLOCK : m;
-        if (!task(&p, a, b, out, i / blocks, r0, r1, ctx))
+        int64_t r0 = (i % tiles) / cblocks * rows, c0 = (i % cblocks) * cols;
+        tile x = {r0, r0 + rows < m ? r0 + rows : m, c0, c0 + cols < n ? c0 + cols : n};
+        if (!task(&p, a, b, out, i / tiles, x, ctx))
             failed = true;
     }
     if (failed) {
@@ -248,11 +279,11 @@ static bool float_prepare(tendo__mm_plan *p, void *ctx)
 }
 
 static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
-                       int64_t bi, int64_t r0, int64_t r1, const void *ctx)
+                       int64_t bi, tile x, const void *ctx)
 {
     const float_ctx *c = ctx;
 
-    return gemm_task(p, a, b, out, c->t, bi, r0, r1, c->blas);
+    return gemm_task(p, a, b, out, c->t, bi, x, c->blas);
 }
 
 tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
@@ -267,17 +298,18 @@ tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const t
 }
 
 #if defined(TENDO_HAVE_I8) && defined(TENDO_HAVE_I32) /* tensor_i8_matmul_i32 */
-/* Rows [r0, r1) of batch bi of the i32 C = A @ B for i8 A and B. */
+/* Tile x of batch bi of the i32 C = A @ B for i8 A and B. */
 static bool i8_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
-                    int64_t bi, int64_t r0, int64_t r1, const void *ctx)
+                    int64_t bi, tile x, const void *ctx)
 {
     int64_t aoff, boff, m = p->A.rows, n = p->B.cols;
-    int32_t *c = (int32_t *)tendo__tensor_data(out) + (bi * m + r0) * n;
+    int32_t *c = (int32_t *)tendo__tensor_data(out) + (bi * m + x.r0) * n + x.c0;
 
     (void)ctx;
     tendo__mm_batch_offsets(p, bi, &aoff, &boff);
-    return tendo__gemm_i8(r1 - r0, n, p->A.cols, (const int8_t *)tendo__tensor_data(a) + aoff + r0 * p->A.rs,
-                          p->A.rs, p->A.cs, (const int8_t *)tendo__tensor_data(b) + boff, p->B.rs, p->B.cs, c,
+    return tendo__gemm_i8(x.r1 - x.r0, x.c1 - x.c0, p->A.cols,
+                          (const int8_t *)tendo__tensor_data(a) + aoff + x.r0 * p->A.rs, p->A.rs, p->A.cs,
+                          (const int8_t *)tendo__tensor_data(b) + boff + x.c0 * p->B.cs, p->B.rs, p->B.cs, c,
                           n) == 0;
 }
 
