@@ -294,10 +294,11 @@ static bool same_values(const tendo_tensor *t, const tendo_tensor *want)
     return eq;
 }
 
-/* A collection saved as safetensors, loaded back, then computed with. */
+/* A collection saved as safetensors, loaded back (mapped, and copied),
+ * then computed with. */
 static bool seq_safetensors(void)
 {
-    tendo_collection *c = CALL("collection_new", tendo_collection_new()), *l = NULL;
+    tendo_collection *c = CALL("collection_new", tendo_collection_new()), *l = NULL, *lc = NULL;
     tensor_f32 *w, *sum = NULL, *prod = NULL, *wt = NULL;
     tendo_tensor *lw, *lb;
     const char *note;
@@ -323,6 +324,12 @@ static bool seq_safetensors(void)
         wrong("safetensors: a loaded tensor differs");
         goto out;
     }
+    if (!(lc = CALL("safetensors_load_copy", tendo_safetensors_load_copy(st_path, tendo_cpu()))))
+        goto out;
+    if (tendo_collection_count(lc) != 2 || !same_values(tendo_collection_get(lc, "w"), in_a)) {
+        wrong("safetensors: the collection loaded by copy differs");
+        goto out;
+    }
     w = tendo_as_f32(lw);
     if (!(sum = CALL("add", tensor_add(w, w))) || !(wt = CALL("transpose", tensor_transpose(w, 0, 1))) ||
         !(prod = CALL("matmul", tensor_matmul(w, wt))))
@@ -333,6 +340,7 @@ out:
     tensor_free(prod);
     tensor_free(wt);
     tendo_collection_free(l);
+    tendo_collection_free(lc);
     tendo_collection_free(c);
     return good;
 }
@@ -647,7 +655,7 @@ static void sweep_seq(const seq *s)
 static void part2(void)
 {
     static const seq seqs[] = {
-        {"safetensors save, load, compute", seq_safetensors, st_path},
+        {"safetensors save, load, load_copy, compute", seq_safetensors, st_path},
         {"npy save and load", seq_npy, npy_path},
         {"dlpack export and import", seq_dlpack, NULL},
         {"collection add, get, metadata", seq_collection, NULL},
