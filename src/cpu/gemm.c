@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/pool.h"
 #include "core/traits.h"
 #include "cpu/cpu.h"
 
@@ -309,11 +310,18 @@ static void scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc)
     }
 }
 
-/* A 64-byte aligned block of n floats, or NULL. */
-static float *alloc_floats(int64_t n)
+void *tendo__gemm_scratch(size_t bytes, tendo__pool_block **blk)
 {
-    size_t bytes = (size_t)round_up(n * (int64_t)sizeof(float), ALIGN);
-    return tendo__alloc_ok() ? aligned_alloc(ALIGN, bytes) : NULL;
+    tendo__pool *pool = tendo__pool_of(tendo_cpu());
+
+    *blk = pool ? tendo__pool_alloc(pool, "matmul", bytes ? bytes : 1, 0) : NULL;
+    return *blk ? tendo__pool_block_ptr(*blk) : NULL;
+}
+
+void tendo__gemm_scratch_free(tendo__pool_block *blk)
+{
+    if (blk)
+        tendo__pool_free(tendo__pool_of(tendo_cpu()), blk);
 }
 
 /* The Goto/BLIS loop nest over packed panels (see the file comment). */
@@ -348,20 +356,18 @@ int tendo__sgemm(int64_t m, int64_t n, int64_t k, float alpha,
         scale_c(m, n, beta, c, ldc);
         return 0;
     }
-    int64_t kcmax = min64(k, KC);
-    float *ap = alloc_floats(round_up(min64(m, MC), MR) * kcmax);
-    float *bp = alloc_floats(round_up(min64(n, NC), NR) * kcmax);
-    float *tmp = alloc_floats(NR * kcmax > MC ? NR * kcmax : MC); /* widened runs */
-    int status = -1;
-    if (ap && bp && tmp) {
-        operand A = {a, rsa, csa, t}, B = {b, rsb, csb, t};
-        run_blocked(pick_kernel(), m, n, k, alpha, &A, &B, beta, c, ldc, ap, bp, tmp);
-        status = 0;
-    }
-    free(tmp);
-    free(bp);
-    free(ap);
-    return status;
+    /* one scratch block: the A panel, the B panel, then widened runs */
+    int64_t kcmax = min64(k, KC), na = round_up(round_up(min64(m, MC), MR) * kcmax, ALIGN / 4),
+            nb = round_up(round_up(min64(n, NC), NR) * kcmax, ALIGN / 4), nt = NR * kcmax > MC ? NR * kcmax : MC;
+    struct tendo__pool_block *blk;
+    float *ap = tendo__gemm_scratch((size_t)(na + nb + nt) * sizeof(float), &blk);
+    operand A = {a, rsa, csa, t}, B = {b, rsb, csb, t};
+
+    if (!ap)
+        return -1;
+    run_blocked(pick_kernel(), m, n, k, alpha, &A, &B, beta, c, ldc, ap, ap + na, ap + na + nb);
+    tendo__gemm_scratch_free(blk);
+    return 0;
 }
 
 /* ---- double --------------------------------------------------------------- */

@@ -63,6 +63,14 @@ int tendo__sgemm(int64_t m, int64_t n, int64_t k, float alpha,
 int tendo__dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t rsa, int64_t csa,
                  const double *b, int64_t rsb, int64_t csb, double beta, double *c, int64_t ldc);
 
+/* Scratch for a GEMM's packed panels: at least bytes, 64-byte aligned,
+ * from the CPU's pool, so that a product repeated (every layer of a model,
+ * every call of a benchmark) faults in no fresh pages; *blk is what to
+ * give back to tendo__gemm_scratch_free.  NULL on out of memory. */
+struct tendo__pool_block;
+void *tendo__gemm_scratch(size_t bytes, struct tendo__pool_block **blk);
+void tendo__gemm_scratch_free(struct tendo__pool_block *blk);
+
 /* For tests and benchmarks: portable != 0 makes later calls use the
  * portable C micro-kernel even where AVX2+FMA is available; 0 goes back
  * to detecting the CPU.  It rewrites the CPU-feature cache, so it affects

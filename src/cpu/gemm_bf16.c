@@ -146,18 +146,17 @@ int tendo__gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const void *a
 #if GEMM_BF16
     int64_t kcmax = imin(k, BKC), pairs_max = (kcmax + 1) / 2;
     size_t abytes = (size_t)(BMC * pairs_max) * 4, bbytes = (size_t)(BNC * pairs_max) * 4;
+    size_t around = (abytes + BALIGN - 1) / BALIGN * BALIGN;
+    struct tendo__pool_block *blk;
     uint32_t *ap, *bp;
 
     if (!tendo__cpu_has(TENDO__CPU_AVX512BF16))
         return 1;
     if (m <= 0 || n <= 0 || k <= 0)
         return 1; /* nothing to multiply: the f32 path handles beta alone */
-    ap = tendo__alloc_ok() ? aligned_alloc(BALIGN, (abytes + BALIGN - 1) / BALIGN * BALIGN) : NULL;
-    bp = tendo__alloc_ok() && ap ? aligned_alloc(BALIGN, (bbytes + BALIGN - 1) / BALIGN * BALIGN) : NULL;
-    if (!ap || !bp) {
-        free(ap);
+    if (!(ap = tendo__gemm_scratch(around + bbytes, &blk))) /* the A panel, then the B panel */
         return -1;
-    }
+    bp = (uint32_t *)(void *)((char *)ap + around);
     for (int64_t jc = 0; jc < n; jc += BNC) {
         int64_t nc = imin(BNC, n - jc);
         for (int64_t pc = 0; pc < k; pc += BKC) {
@@ -174,8 +173,7 @@ int tendo__gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const void *a
             }
         }
     }
-    free(bp);
-    free(ap);
+    tendo__gemm_scratch_free(blk);
     return 0;
 #else
     (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)rsa, (void)csa, (void)b, (void)rsb, (void)csb;

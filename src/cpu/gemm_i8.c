@@ -22,6 +22,7 @@
 
 #include "core/internal.h"
 #include "cpu/cpu.h"
+#include "cpu/gemm.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) &&                                  \
     (defined(__clang__) ? __clang_major__ >= 8 : __GNUC__ >= 9)
@@ -232,6 +233,8 @@ int tendo__gemm_i8(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t rsa
     const path *w = choose();
     int64_t kcmax = imin(k, KC);
     size_t abytes = (size_t)MC * (size_t)((kcmax + 3) / 2) * 4, bbytes = (size_t)(NC / w->nr) * sliver_bytes(w, kcmax);
+    size_t around = (abytes + ALIGN - 1) / ALIGN * ALIGN;
+    struct tendo__pool_block *blk;
     uint32_t *ap;
     char *bp;
 
@@ -242,12 +245,9 @@ int tendo__gemm_i8(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t rsa
             memset(c + i * ldc, 0, (size_t)n * sizeof *c);
         return 0;
     }
-    ap = tendo__alloc_ok() ? aligned_alloc(ALIGN, (abytes + ALIGN - 1) / ALIGN * ALIGN) : NULL;
-    bp = tendo__alloc_ok() && ap ? aligned_alloc(ALIGN, (bbytes + ALIGN - 1) / ALIGN * ALIGN) : NULL;
-    if (!ap || !bp) {
-        free(ap);
+    if (!(ap = tendo__gemm_scratch(around + bbytes, &blk))) /* the A panel, then the B panel */
         return -1;
-    }
+    bp = (char *)ap + around;
     for (int64_t jc = 0; jc < n; jc += NC) {
         int64_t nc = imin(NC, n - jc);
         for (int64_t pc = 0; pc < k; pc += KC) {
@@ -266,7 +266,6 @@ int tendo__gemm_i8(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t rsa
             }
         }
     }
-    free(bp);
-    free(ap);
+    tendo__gemm_scratch_free(blk);
     return 0;
 }
