@@ -8,6 +8,8 @@
 # code through -Xcompiler -fPIC), into DIR/.libs/NAME.o, copies that to
 # DIR/NAME.o for static archives, and writes the .lo file libtool's link
 # mode reads.  Exceptions are off: tendo's CUDA code is C-like C++.
+# ptxas's resource report (registers, spills, shared memory per kernel and
+# architecture) goes to DIR/NAME.res, which t/t-ptxas.sh checks.
 set -e
 lo=$1
 shift
@@ -18,7 +20,12 @@ esac
 dir=`dirname "$lo"`
 base=`basename "$lo" .lo`
 mkdir -p "$dir/.libs"
-"$@" -Xcompiler -fPIC,-fno-exceptions -o "$dir/.libs/$base.o"
+rc=0
+"$@" -Xcompiler -fPIC,-fno-exceptions --resource-usage -o "$dir/.libs/$base.o" 2>"$dir/$base.res.tmp" || rc=$?
+# everything but ptxas's report is the compiler's to show
+grep -v -e '^ptxas info' -e '^    [0-9]* bytes stack frame' "$dir/$base.res.tmp" >&2 || true
+[ $rc -eq 0 ] || { rm -f "$dir/$base.res.tmp"; exit $rc; }
+mv "$dir/$base.res.tmp" "$dir/$base.res"
 cp "$dir/.libs/$base.o" "$dir/$base.o"
 cat > "$lo.tmp" <<LO
 # $base.lo - a libtool object file
