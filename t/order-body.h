@@ -56,7 +56,7 @@ static TT *DTFN(omake)(int lay, int nd, const int64_t *shape, uint64_t *rng, int
     raw = malloc((size_t)(n ? n : 1) * sizeof *raw);
     for (int64_t i = 0; i < n; i++)
         raw[i] = DTFN(oelem)(rng, data);
-    base = TFN(from_data)(raw, nd, bs, tendo_cpu());
+    base = TFN(from_data)(raw, nd, bs, t_dev);
     free(raw);
     switch (lay) {
     case L_CONTIG: return base;
@@ -236,9 +236,9 @@ static void DTFN(test_sort)(uint64_t *rng)
             tensor_free(a);
         }
     }
-    t_done(&cs, DT_NAME " sort (values and indices; stable, NaN placement) over shapes, layouts, every dim");
-    t_done(&ca, DT_NAME " argsort over shapes, layouts, every dim");
-    t_done(&ck, DT_NAME " topk, k = 0, 1, 3, size, largest and smallest, over shapes, layouts, every dim");
+    t_done(&cs, DT_NAME "%s sort (values and indices; stable, NaN placement) over shapes, layouts, every dim", t_on);
+    t_done(&ca, DT_NAME "%s argsort over shapes, layouts, every dim", t_on);
+    t_done(&ck, DT_NAME "%s topk, k = 0, 1, 3, size, largest and smallest, over shapes, layouts, every dim", t_on);
 }
 
 /* Rows long enough for the merge passes and the heap, strided too. */
@@ -277,7 +277,34 @@ static void DTFN(test_long)(uint64_t *rng)
             tensor_free(a);
         }
     }
-    t_done(&c, DT_NAME " sort and topk of rows of %lld (merge and heap paths, strided)", (long long)n);
+    t_done(&c, DT_NAME "%s sort and topk of rows of %lld (merge and heap paths, strided)", t_on, (long long)n);
+
+    /* rows of more than two GPU sort tiles (an odd tile out in the first
+     * merge pass), along dim 0: two rows, stepping 2 */
+    {
+        t_check c2 = {0};
+        const int64_t m = 4500;
+        TT *a = DTFN(omake)(L_CONTIG, 2, (const int64_t[]){m, 2}, rng, OD_TIES);
+        for (int desc = 0; desc < 2; desc++) {
+            TT *v = NULL;
+            tensor_i64 *ix = NULL;
+            snprintf(what, sizeof what, "sort [%lld,2] dim 0 %s", (long long)m, desc ? "desc" : "asc");
+            if (tensor_sort(a, 0, desc, &v, &ix) != TENDO_OK)
+                t_fail(&c2, "%s failed", what);
+            else
+                DTFN(check_order)(&c2, what, a, 0, desc, -1, v, ix);
+        }
+        {
+            TT *v = NULL;
+            tensor_i64 *ix = NULL;
+            if (tensor_topk(a, 4100, 0, true, &v, &ix) != TENDO_OK)
+                t_fail(&c2, "topk [%lld,2] k 4100 failed", (long long)m);
+            else
+                DTFN(check_order)(&c2, "topk k 4100", a, 0, true, 4100, v, ix);
+        }
+        tensor_free(a);
+        t_done(&c2, DT_NAME "%s sort and topk along dim 0 of [%lld, 2]", t_on, (long long)m);
+    }
 }
 
 /* Allocation failures (the outputs, and the row buffers of a row too long
@@ -285,7 +312,7 @@ static void DTFN(test_long)(uint64_t *rng)
  * until the call has what it needs and succeeds. */
 static void DTFN(test_oom)(void)
 {
-    TT *a = TFN(zeros)(2, (const int64_t[]){3, 3000}, tendo_cpu());
+    TT *a = TFN(zeros)(2, (const int64_t[]){3, 3000}, t_dev);
     int fails = 0;
     bool good = a != NULL, done = false;
 
@@ -306,8 +333,8 @@ static void DTFN(test_oom)(void)
             fails++;
         }
     }
-    ok(good && done && fails >= 3, DT_NAME " sort under allocation failures: TENDO_ERR_OOM, outputs NULL, then "
-       "success (%d failure points)", fails);
+    ok(good && done && fails >= 3, DT_NAME "%s sort under allocation failures: TENDO_ERR_OOM, outputs NULL, then "
+       "success (%d failure points)", t_on, fails);
     tensor_free(a);
 }
 
@@ -327,7 +354,7 @@ static void DTFN(test_sort_edges)(void)
         TT *t;
         for (int i = 0; i < 7; i++)
             raw[i] = E_FROM_DOUBLE(x[i]);
-        t = TFN(from_data)(raw, 1, (const int64_t[]){7}, tendo_cpu());
+        t = TFN(from_data)(raw, 1, (const int64_t[]){7}, t_dev);
         for (int de = 0; de < 2; de++) {
             const int64_t *want = de ? desc : asc;
             bool good = tensor_sort(t, 0, de, &v, &ix) == TENDO_OK;
@@ -335,7 +362,7 @@ static void DTFN(test_sort_edges)(void)
             iv = good ? t_i64s(ix) : NULL;
             for (int i = 0; good && i < 7; i++)
                 good = iv[i] == want[i] && !memcmp(&got[i], &raw[want[i]], sizeof(E));
-            ok(good, DT_NAME " sort %s: NaN %s, -0.0 before +0.0 as they came, their bits kept",
+            ok(good, DT_NAME "%s sort %s: NaN %s, -0.0 before +0.0 as they came, their bits kept", t_on,
                de ? "descending" : "ascending", de ? "first" : "last");
             free(iv);
             tensor_free(v);
@@ -344,7 +371,7 @@ static void DTFN(test_sort_edges)(void)
         /* topk: NaN counts as the largest */
         iv = NULL;
         ok(tensor_topk(t, 2, 0, true, NULL, &ix) == TENDO_OK && (iv = t_i64s(ix)) && iv[0] == 1 && iv[1] == 3,
-           DT_NAME " topk largest: the NaNs first, in index order");
+           DT_NAME "%s topk largest: the NaNs first, in index order", t_on);
         free(iv);
         tensor_free(ix);
         tensor_free(t);
@@ -354,26 +381,26 @@ static void DTFN(test_sort_edges)(void)
         /* ties: 1 3 3 2 3 -> largest 2: indices 1, 2; smallest 2 of 2 1 1 0 -> 3, 1 */
         E a1[5] = {E_FROM_DOUBLE(1), E_FROM_DOUBLE(3), E_FROM_DOUBLE(3), E_FROM_DOUBLE(2), E_FROM_DOUBLE(3)};
         E a2[4] = {E_FROM_DOUBLE(2), E_FROM_DOUBLE(1), E_FROM_DOUBLE(1), E_FROM_DOUBLE(0)};
-        TT *t1 = TFN(from_data)(a1, 1, (const int64_t[]){5}, tendo_cpu());
-        TT *t2 = TFN(from_data)(a2, 1, (const int64_t[]){4}, tendo_cpu());
+        TT *t1 = TFN(from_data)(a1, 1, (const int64_t[]){5}, t_dev);
+        TT *t2 = TFN(from_data)(a2, 1, (const int64_t[]){4}, t_dev);
         iv = NULL;
         ok(tensor_topk(t1, 2, 0, true, NULL, &ix) == TENDO_OK && (iv = t_i64s(ix)) && iv[0] == 1 && iv[1] == 2,
-           DT_NAME " topk largest: ties go to the lower index");
+           DT_NAME "%s topk largest: ties go to the lower index", t_on);
         free(iv);
         tensor_free(ix);
         iv = NULL;
         ok(tensor_topk(t2, 2, 0, false, NULL, &ix) == TENDO_OK && (iv = t_i64s(ix)) && iv[0] == 3 && iv[1] == 1,
-           DT_NAME " topk smallest: ties go to the lower index");
+           DT_NAME "%s topk smallest: ties go to the lower index", t_on);
         free(iv);
         tensor_free(ix);
         iv = NULL;
         ok(tensor_sort(t1, 0, true, &v, &ix) == TENDO_OK && (iv = t_i64s(ix)) && iv[0] == 1 && iv[1] == 2 &&
                iv[2] == 4 && iv[3] == 3 && iv[4] == 0,
-           DT_NAME " sort descending is stable: equal elements keep their order");
+           DT_NAME "%s sort descending is stable: equal elements keep their order", t_on);
         free(iv);
         tensor_free(ix);
         tensor_free(v);
-        ok(tensor_sort(t1, 0, false, NULL, NULL) == TENDO_OK, DT_NAME " sort with both results skipped succeeds");
+        ok(tensor_sort(t1, 0, false, NULL, NULL) == TENDO_OK, DT_NAME "%s sort with both results skipped succeeds", t_on);
 
         /* errors: outputs NULL, error set */
         v = (TT *)t1;
@@ -381,18 +408,18 @@ static void DTFN(test_sort_edges)(void)
         iv = NULL;
         ok(tensor_topk(t1, 6, 0, true, &v, &ix) == TENDO_ERR_INVALID_ARG && !v && !ix &&
                t_failed_with(TENDO_ERR_INVALID_ARG, "k = 6"),
-           DT_NAME " topk k > size: TENDO_ERR_INVALID_ARG, outputs NULL");
+           DT_NAME "%s topk k > size: TENDO_ERR_INVALID_ARG, outputs NULL", t_on);
         iv = NULL;
         ok(tensor_topk(t1, -1, 0, true, &v, &ix) == TENDO_ERR_INVALID_ARG && t_failed_with(TENDO_ERR_INVALID_ARG, "k = -1"),
-           DT_NAME " topk k < 0: TENDO_ERR_INVALID_ARG");
+           DT_NAME "%s topk k < 0: TENDO_ERR_INVALID_ARG", t_on);
         ok(tensor_sort(t1, 1, false, &v, &ix) == TENDO_ERR_INVALID_ARG && !v && !ix &&
                t_failed_with(TENDO_ERR_INVALID_ARG, "sort"),
-           DT_NAME " sort dim out of range: TENDO_ERR_INVALID_ARG, outputs NULL");
+           DT_NAME "%s sort dim out of range: TENDO_ERR_INVALID_ARG, outputs NULL", t_on);
         ok(!tensor_argsort(t1, -2, false) && t_failed_with(TENDO_ERR_INVALID_ARG, "argsort"),
-           DT_NAME " argsort dim out of range: NULL, TENDO_ERR_INVALID_ARG");
+           DT_NAME "%s argsort dim out of range: NULL, TENDO_ERR_INVALID_ARG", t_on);
         ok(TFN(sort)(NULL, 0, false, &v, &ix) == TENDO_ERR_INVALID_ARG && !v && !ix &&
                t_failed_with(TENDO_ERR_INVALID_ARG, "sort"),
-           DT_NAME " sort(NULL): TENDO_ERR_INVALID_ARG");
+           DT_NAME "%s sort(NULL): TENDO_ERR_INVALID_ARG", t_on);
         tensor_free(t1);
         tensor_free(t2);
     }
@@ -465,7 +492,7 @@ static void DTFN(test_cumsum)(uint64_t *rng)
             }
         }
     }
-    t_done(&c, DT_NAME " cumsum -> %s over shapes, layouts, every dim", DT_ISF ? DT_NAME : "i64");
+    t_done(&c, DT_NAME "%s cumsum -> %s over shapes, layouts, every dim", t_on, DT_ISF ? DT_NAME : "i64");
 
 #if !defined(DT_KIND_FLOAT)
     { /* wraparound in int64 (never at the dtype's width) */
@@ -482,21 +509,21 @@ static void DTFN(test_cumsum)(uint64_t *rng)
         E raw[3] = {(E)t_mask(DT_BITS - DT_SGN), 1, (E)t_mask(DT_BITS - DT_SGN)};
         const int64_t m = (int64_t)t_mask(DT_BITS - DT_SGN), want[3] = {m, m + 1, 2 * m + 1};
 #endif
-        TT *t = TFN(from_data)(raw, 1, (const int64_t[]){3}, tendo_cpu());
+        TT *t = TFN(from_data)(raw, 1, (const int64_t[]){3}, t_dev);
         tensor_i64 *r = TFN(cumsum)(t, 0);
         int64_t *v = r ? t_i64s(r) : NULL;
         ok(v && v[0] == want[0] && v[1] == want[1] && v[2] == want[2],
-           DT_NAME " cumsum accumulates in int64 (past the dtype's max; int64 wraps)");
+           DT_NAME "%s cumsum accumulates in int64 (past the dtype's max; int64 wraps)", t_on);
         free(v);
         tensor_free(r);
         tensor_free(t);
     }
 #endif
     {
-        TT *z = TFN(zeros)(1, (const int64_t[]){3}, tendo_cpu());
+        TT *z = TFN(zeros)(1, (const int64_t[]){3}, t_dev);
         ok(!tensor_cumsum(z, 1) && t_failed_with(TENDO_ERR_INVALID_ARG, "cumsum"),
-           DT_NAME " cumsum dim out of range: NULL, TENDO_ERR_INVALID_ARG");
-        ok(!TFN(cumsum)(NULL, 0) && t_failed_with(TENDO_ERR_INVALID_ARG, "cumsum"), DT_NAME " cumsum(NULL) fails");
+           DT_NAME "%s cumsum dim out of range: NULL, TENDO_ERR_INVALID_ARG", t_on);
+        ok(!TFN(cumsum)(NULL, 0) && t_failed_with(TENDO_ERR_INVALID_ARG, "cumsum"), DT_NAME "%s cumsum(NULL) fails", t_on);
         tensor_free(z);
     }
 }
@@ -561,12 +588,12 @@ static void DTFN(test_var)(uint64_t *rng)
             tensor_free(a);
         }
     }
-    t_done(&c, DT_NAME " var and std, corrections -1..2, keepdim, over shapes, layouts, every dim");
+    t_done(&c, DT_NAME "%s var and std, corrections -1..2, keepdim, over shapes, layouts, every dim", t_on);
 
     { /* N = 1: correction 1 divides 0 by 0; correction 0 gives 0; 2 values, correction 2: 0 or inf */
         E one = E_FROM_DOUBLE(1.5), two[2] = {E_FROM_DOUBLE(1), E_FROM_DOUBLE(2)};
-        TT *t1 = TFN(from_data)(&one, 1, (const int64_t[]){1}, tendo_cpu());
-        TT *t2 = TFN(from_data)(two, 1, (const int64_t[]){2}, tendo_cpu());
+        TT *t1 = TFN(from_data)(&one, 1, (const int64_t[]){1}, t_dev);
+        TT *t2 = TFN(from_data)(two, 1, (const int64_t[]){2}, t_dev);
         TT *r1 = tensor_var(t1, 0, 1, false), *r0 = tensor_std(t1, -1, 0, true), *r2 = tensor_var(t2, 0, 2, false);
         TT *rv = tensor_var(t2, 0, 1, false), *rs = tensor_std(t2, 0, 0, false);
         E g1, g0, g2, gv, gs;
@@ -574,15 +601,15 @@ static void DTFN(test_var)(uint64_t *rng)
                     tensor_copy_to(r1, &g1, 1) == TENDO_OK && tensor_copy_to(r0, &g0, 1) == TENDO_OK &&
                     tensor_copy_to(r2, &g2, 1) == TENDO_OK && tensor_copy_to(rv, &gv, 1) == TENDO_OK &&
                     tensor_copy_to(rs, &gs, 1) == TENDO_OK;
-        ok(good && isnan(E_TO_DOUBLE(g1)) && E_TO_DOUBLE(g0) == 0, DT_NAME " var of N = 1: NaN with correction 1, 0 with 0");
+        ok(good && isnan(E_TO_DOUBLE(g1)) && E_TO_DOUBLE(g0) == 0, DT_NAME "%s var of N = 1: NaN with correction 1, 0 with 0", t_on);
         E inf = E_FROM_DOUBLE(INFINITY);
         ok(good && !memcmp(&g2, &inf, sizeof(E)),
-           DT_NAME " var with N - correction = 0 and spread values: inf (the dtype's)");
+           DT_NAME "%s var with N - correction = 0 and spread values: inf (the dtype's)", t_on);
         ok(good && E_TO_DOUBLE(gv) == 0.5 && E_TO_DOUBLE(gs) == E_TO_DOUBLE(E_FROM_DOUBLE(0.5)),
-           DT_NAME " var([1, 2], correction 1) = 0.5, std(correction 0) = 0.5");
+           DT_NAME "%s var([1, 2], correction 1) = 0.5, std(correction 0) = 0.5", t_on);
         tensor_free(r1); tensor_free(r0); tensor_free(r2); tensor_free(rv); tensor_free(rs);
         ok(!tensor_var(t1, 1, 1, false) && t_failed_with(TENDO_ERR_INVALID_ARG, "var"),
-           DT_NAME " var dim out of range: NULL, TENDO_ERR_INVALID_ARG");
+           DT_NAME "%s var dim out of range: NULL, TENDO_ERR_INVALID_ARG", t_on);
         tensor_free(t1);
         tensor_free(t2);
     }

@@ -7,7 +7,11 @@
  * (equal: kept in order, their bits kept), topk's ties and k = 0 / size,
  * long rows (the heap and the merge paths), cumsum's int64 wraparound,
  * var/std with several corrections and N = 1, empty dims and 0-d tensors,
- * and the errors (bad dim, bad k, NULL).  The body is t/order-body.h. */
+ * and the errors (bad dim, bad k, NULL).  The body is t/order-body.h; it
+ * runs on the CPU, then on cuda:0 where there is one (the simulated
+ * device of a --enable-cuda-sim build), against the same references: the
+ * sort's order bit for bit, rows longer than the GPU's shared-memory sort
+ * tile (the merge passes) included. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -83,11 +87,24 @@ static const struct {
 /* The data sets of the random inputs (see oelem in t/order-body.h). */
 enum { OD_TIES, OD_EIGHTHS };
 
+/* Where the body's tensors live (the CPU, then cuda:0), and what its
+ * test names say about it. */
+static tendo_device t_dev;
+static const char *t_on = "";
+
 #define TEST_BODY "order-body.h"
 #include "each-dtype.h"
 
 int main(void)
 {
+    t_dev = tendo_cpu();
+    FOR_EACH_DTYPE(test_order);
+    if (!tendo_cuda_available()) {
+        skip(1, "no CUDA device: sort, argsort, topk, cumsum, var and std on cuda:0");
+        return done_testing();
+    }
+    t_dev = tendo_cuda(0);
+    t_on = " cuda:0";
     FOR_EACH_DTYPE(test_order);
     return done_testing();
 }

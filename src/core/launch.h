@@ -66,6 +66,30 @@ typedef struct {
     int rms;                    /* rms_norm (no mean, no bias) */
 } tendo__cu_norm_ctx;
 
+/* The ctx of the sort launchers (sort, argsort, topk): the first k of each
+ * row's stable sort go to the rows of the output (rows.base[0]), and
+ * through it to the indices and the values, which have its layout: its
+ * element e is element e of each.  Rows longer than TENDO__CU_SORT_TILE
+ * are sorted in tiles merged through `scratch`: device memory for
+ * 2 * rows * len pairs of 16 bytes (NULL when every row fits a tile). */
+#define TENDO__CU_SORT_TILE 2048
+typedef struct {
+    int64_t k;
+    int descending;         /* NaN first; otherwise NaN last */
+    int out_size;           /* the output's element size */
+    const char *out_base;   /* the output's element 0 */
+    int64_t *indices;       /* element 0 of the int64 indices, or NULL */
+    char *values;           /* of the values (the input's dtype), or NULL */
+    void *scratch;
+} tendo__cu_order_ctx;
+
+/* The ctx of the var launchers: sum((x - mean)^2) / max(0, len - correction),
+ * or its square root. */
+typedef struct {
+    int64_t correction;
+    int sqrt;
+} tendo__cu_var_ctx;
+
 /* Per-dtype launchers, generated from gen/ops.toml (templates/ops.cu.j2, reduce.cu.j2;
  * which exist for which kind of dtype: templates/cuda_launchers.h.j2):
  *   tendo__cu_<op>_<dt>          binary/unary ops and clamp; ctx: NULL, or
@@ -78,7 +102,10 @@ typedef struct {
  *   tendo__cu_rows_<op>_<dt>     reductions (output of the op's result dtype),
  *                                arg (ctx tendo__cu_arg_ctx; int64 output),
  *                                softmax (ctx tendo__cu_softmax_ctx),
- *                                norm (ctx tendo__cu_norm_ctx)
+ *                                norm (ctx tendo__cu_norm_ctx),
+ *                                sort (ctx tendo__cu_order_ctx; templates/order.cu.j2),
+ *                                cumsum (ctx NULL; a float's own dtype, else int64),
+ *                                var (ctx tendo__cu_var_ctx)
  *   tendo__cu_rand_<dt>          Philox uniforms or normals into n dense elements */
 #define TENDO__CU_LOOP(name) int name(const tendo__cu_iter *it, const void *ctx)
 #define TENDO__CU_ROWS(name) int name(const tendo__cu_rows *r, const void *ctx)
