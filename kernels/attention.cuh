@@ -80,13 +80,13 @@ __global__ void k_rope(tendo__cu_rope r)
 }
 
 /* The mask's element offset of batch b and head h. */
-static __device__ __forceinline__ int64_t tendo_attn_mask_offset(const tendo__cu_attn &a, int64_t b, int64_t h)
+static __device__ __forceinline__ int64_t tendo_attn_mask_offset(const tendo__cu_attn &a, unsigned b, unsigned h)
 {
     int64_t off = h * a.mask_h;
 
-    for (int d = a.nlead - 1; d >= 0; d--) {
-        off += (b % a.lead[d]) * a.mask_lead[d];
-        b /= a.lead[d];
+    for (int d = a.nlead - 1; d >= 0; d--) { /* the batch's digits (batch < 2^31) */
+        off += (int64_t)(b % (unsigned)a.lead[d]) * a.mask_lead[d];
+        b /= (unsigned)a.lead[d];
     }
     return off;
 }
@@ -108,15 +108,19 @@ __global__ void TENDO_ATTN_BOUNDS k_attention(tendo__cu_attn a)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = TENDO_ATTN_THREADS / 32;
     const int BQ = a.bq, BK = a.bk;
-    const int64_t d = a.d, dv = a.dv, lq = a.lq, lk = a.lk, kst = tendo_attn_row(d, dv);
-    const int64_t nqt = (lq + BQ - 1) / BQ, blk = blockIdx.x;
-    const int64_t qt = blk % nqt, h = blk / nqt % a.hq, b = blk / nqt / a.hq, hk = h / (a.hq / a.hkv);
-    const int64_t i0 = qt * BQ;
-    const int bq = (int)(lq - i0 < BQ ? lq - i0 : BQ), nout = bq * (int)dv;
-    const T *Q = (const T *)a.q + ((b * a.hq + h) * lq + i0) * d;
-    const T *K = (const T *)a.k + (b * a.hkv + hk) * lk * d, *V = (const T *)a.v + (b * a.hkv + hk) * lk * dv;
+    /* d and dv fit an int (the tiles fit shared memory): 32-bit index math */
+    const int d = (int)a.d, dv = (int)a.dv, kst = (int)tendo_attn_row(d, dv);
+    const int64_t lq = a.lq, lk = a.lk;
+    /* the block's (batch, head, tile): fewer than 2^31 blocks, so 32 bits */
+    const unsigned nqt = (unsigned)((lq + BQ - 1) / BQ), blk = blockIdx.x, hq = (unsigned)a.hq;
+    const unsigned qt = blk % nqt, h = blk / nqt % hq, b = blk / nqt / hq, hk = h / (hq / (unsigned)a.hkv);
+    const int64_t i0 = (int64_t)qt * BQ;
+    const int bq = (int)(lq - i0 < BQ ? lq - i0 : BQ), nout = bq * dv;
+    const T *Q = (const T *)a.q + (((int64_t)b * a.hq + h) * lq + i0) * d;
+    const T *K = (const T *)a.k + ((int64_t)b * a.hkv + hk) * lk * d;
+    const T *V = (const T *)a.v + ((int64_t)b * a.hkv + hk) * lk * dv;
     const T *M = (const T *)a.mask;
-    T *O = (T *)a.out + ((b * a.hq + h) * lq + i0) * dv;
+    T *O = (T *)a.out + (((int64_t)b * a.hq + h) * lq + i0) * dv;
     T *Qs = (T *)(void *)TENDO_DYN_SHARED, *KVs = Qs + BQ * d, *S = KVs + BK * kst;
     T *m = S + BQ * BK, *l = m + BQ, *corr = l + BQ;
     T acc[R > 0 ? R : 1];
@@ -151,7 +155,7 @@ __global__ void TENDO_ATTN_BOUNDS k_attention(tendo__cu_attn a)
             int r = e / bk, j = e % bk;
             const T *qr = Qs + r * d, *kr = KVs + j * kst;
             T dot = 0, s;
-            for (int64_t c = 0; c < d; c++)
+            for (int c = 0; c < d; c++)
                 dot += qr[c] * kr[c];
             s = (T)a.scale * dot;
             if (M)
@@ -199,7 +203,7 @@ __global__ void TENDO_ATTN_BOUNDS k_attention(tendo__cu_attn a)
             for (int s = 0; s < (R > 0 ? R : 1); s++) {
                 int e = tid + s * TENDO_ATTN_THREADS;
                 if (e < nout) {
-                    int r = e / (int)dv, c = e % (int)dv;
+                    int r = e / dv, c = e % dv;
                     const T *pr = S + r * BK;
                     T o = acc[s] * corr[r];
                     for (int j = 0; j < bk; j++)
@@ -209,7 +213,7 @@ __global__ void TENDO_ATTN_BOUNDS k_attention(tendo__cu_attn a)
             }
         } else {
             for (int e = tid; e < nout; e += TENDO_ATTN_THREADS) {
-                int r = e / (int)dv, c = e % (int)dv;
+                int r = e / dv, c = e % dv;
                 const T *pr = S + r * BK;
                 T o = O[e] * corr[r];
                 for (int j = 0; j < bk; j++)
@@ -227,11 +231,11 @@ __global__ void TENDO_ATTN_BOUNDS k_attention(tendo__cu_attn a)
         for (int s = 0; s < (R > 0 ? R : 1); s++) {
             int e = tid + s * TENDO_ATTN_THREADS;
             if (e < nout)
-                O[e] = lk > 0 ? acc[s] / l[e / (int)dv] : acc[s];
+                O[e] = lk > 0 ? acc[s] / l[e / dv] : acc[s];
         }
     } else if (lk > 0) {
         for (int e = tid; e < nout; e += TENDO_ATTN_THREADS)
-            O[e] /= l[e / (int)dv];
+            O[e] /= l[e / dv];
     }
 }
 

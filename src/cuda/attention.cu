@@ -28,6 +28,9 @@ extern "C" int tendo__cu_attention_tiles(tendo__cu_attn *a, int dbl)
     static const int bqs[] = {16, 8, 4, 2, 1}, bks[] = {64, 32, 16, 8, 4, 2, 1};
     int64_t size = dbl ? (int64_t)sizeof(double) : (int64_t)sizeof(float);
 
+    if (a->d > TENDO_ATTN_SHARED || a->dv > TENDO_ATTN_SHARED) /* and no product below overflows */
+        return 0;
+
     for (int i = 0; i < 5; i++)
         for (int j = 0; j < 7; j++)
             if (tendo_attn_shared(bqs[i], bks[j], a->d, a->dv) * size <= TENDO_ATTN_SHARED) {
