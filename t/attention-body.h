@@ -1,6 +1,7 @@
 /* t/attention-body.h - rope and attention for one float dtype (included by
  * t/each-dtype.h from t/t-attention.c; see t/dt.h): against the explicit
- * formulas computed in double on the stored values. */
+ * formulas computed in double on the stored values, on the CPU and on
+ * cuda:0. */
 
 /* The largest error allowed for results whose magnitude is at most scale:
  * one rounding to the dtype plus what float (double for f64) arithmetic
@@ -262,6 +263,17 @@ static void DTFN(test_attention)(uint64_t *rng, tendo_device dev)
         tensor_free(q); tensor_free(k); tensor_free(k1); tensor_free(k7); tensor_free(v); tensor_free(bad);
         tensor_free(v1);
     }
+
+    /* a head dim whose query and key rows do not fit a GPU block's shared
+     * memory is refused there, not computed wrong */
+    if (dev.type == TENDO_CUDA) {
+        TT *q = TFN(zeros)(TENDO_SHAPE(1, 1, 2, 7000), dev), *r = tensor_attention(q, q, q, NULL, false, 0);
+        tendo_status st = tendo_error_status(tendo_last_error());
+        ok(!r && st == TENDO_ERR_UNSUPPORTED, "%s attention on %s: head dim 7000 fails with %s (got %s)", DT_NAME,
+           tendo_device_str(dev), tendo_status_str(TENDO_ERR_UNSUPPORTED), tendo_status_str(st));
+        tensor_free(r);
+        tensor_free(q);
+    }
 }
 
 /* ---- rope ------------------------------------------------------------------------ */
@@ -343,14 +355,14 @@ static void DTFN(test_rope)(uint64_t *rng, tendo_device dev)
 }
 
 /* The tests on the CPU, then the same ones on cuda:0 (skipped without a
- * GPU: 15 attention and 10 rope tests). */
+ * GPU: 16 attention and 10 rope tests). */
 static void DTFN(test_transformer)(void)
 {
     uint64_t rng = 0x5eed5eedull ^ (uint64_t)DT_CODE;
     DTFN(test_attention)(&rng, tendo_cpu());
     DTFN(test_rope)(&rng, tendo_cpu());
     if (!tendo_cuda_available()) {
-        skip(25, "%s: no CUDA device", DT_NAME);
+        skip(26, "%s: no CUDA device", DT_NAME);
         return;
     }
     rng = 0x5eed5eedull ^ (uint64_t)DT_CODE;
