@@ -8,6 +8,7 @@
  * mask is read in place, broadcast through its strides, when it already
  * has the compute type; otherwise its own elements (not the broadcast
  * score shape) are converted. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/traits.h"
@@ -22,24 +23,36 @@ static tendo_dtype compute_dtype(tendo_dtype dt)
     return tendo__traits_of(dt)->compute == TENDO__COMPUTE_DOUBLE ? TENDO_F64 : TENDO_F32;
 }
 
+/* t converted to dtype to by the public conversion, whose failure is
+ * reported as op's ("attention: to_f32: out of memory ..."). */
+static tendo__tensor *convert(const char *op, const tendo__tensor *t, tendo_dtype to)
+{
+    tendo__tensor *c = (tendo__tensor *)(void *)tendo_tensor_to_dtype((const tendo_tensor *)(const void *)t, to);
+    char msg[512];
+
+    if (!c) {
+        snprintf(msg, sizeof msg, "%s", tendo_error_message(tendo_last_error()));
+        tendo__fail(tendo_error_status(tendo_last_error()), op, "%s", msg);
+    }
+    return c;
+}
+
 /* A dense copy (or a new handle, when t already is one) of t in dtype ct,
  * on t's device; NULL with the error set. */
 static tendo__tensor *dense_as(const char *op, const tendo__tensor *t, tendo_dtype ct)
 {
-    if (t->dtype == ct)
-        return tendo__contiguous(op, t);
-    return (tendo__tensor *)(void *)tendo_tensor_to_dtype((const tendo_tensor *)(const void *)t, ct);
+    return t->dtype == ct ? tendo__contiguous(op, t) : convert(op, t, ct);
 }
 
 /* A new tensor of dtype dt holding the compute-type result r (which it
  * takes over): r itself when dt is the compute type, else r narrowed. */
-static tendo__tensor *narrow_result(tendo__tensor *r, tendo_dtype dt)
+static tendo__tensor *narrow_result(const char *op, tendo__tensor *r, tendo_dtype dt)
 {
     tendo__tensor *out;
 
     if (!r || r->dtype == dt)
         return r;
-    out = (tendo__tensor *)(void *)tendo_tensor_to_dtype((const tendo_tensor *)(const void *)r, dt);
+    out = convert(op, r, dt);
     tendo__tensor_free(r);
     return out;
 }
@@ -56,7 +69,7 @@ tendo__tensor *tendo__cuda_rope(const char *op, const tendo__tensor *x, const te
     if (!(r = tendo__tensor_new(op, ct, x->ndim, x->shape, x->storage->device)))
         return NULL;
     if (r->numel == 0)
-        return narrow_result(r, x->dtype);
+        return narrow_result(op, r, x->dtype);
     if (!(X = dense_as(op, x, ct)) || !(P = tendo__contiguous(op, positions)) ||
         !(table = tendo__tensor_new(op, ct, 1, &tab, x->storage->device)))
         goto done;
@@ -83,7 +96,7 @@ done:
         tendo__tensor_free(r);
         return NULL;
     }
-    return narrow_result(r, x->dtype);
+    return narrow_result(op, r, x->dtype);
 }
 
 /* k->mask_* for the dense mask M (mask's elements, converted): its strides
@@ -141,7 +154,7 @@ tendo__tensor *tendo__cuda_attention(const char *op, const struct tendo__attn *a
     if (!(r = tendo__tensor_new(op, ct, q->ndim, shape, q->storage->device)))
         return NULL;
     if (r->numel == 0)
-        return narrow_result(r, q->dtype);
+        return narrow_result(op, r, q->dtype);
     if (!(Q = dense_as(op, q, ct)) || !(K = dense_as(op, k, ct)) || !(V = dense_as(op, v, ct)))
         goto done;
     if (mask && mask->dtype != ct) {
@@ -168,5 +181,5 @@ done:
         tendo__tensor_free(r);
         return NULL;
     }
-    return narrow_result(r, q->dtype);
+    return narrow_result(op, r, q->dtype);
 }
