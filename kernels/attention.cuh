@@ -101,8 +101,10 @@ static inline __host__ __device__ int64_t tendo_attn_shared(int64_t bq, int64_t 
     return bq * d + bk * tendo_attn_row(d, dv) + bq * bk + 3 * bq;
 }
 
-/* Output element e (< bq * dv) of the tile: R > 0 keeps it in acc[s]
- * (e = threadIdx.x + s * TENDO_ATTN_THREADS), R = 0 in out itself. */
+/* Attention, one block per (batch, query head, tile of a.bq queries), in
+ * grid order tile fastest.  The tile's output element e (< bq * dv) is
+ * thread e % TENDO_ATTN_THREADS's throughout: with R > 0 it accumulates in
+ * acc[e / TENDO_ATTN_THREADS], with R = 0 in the output itself. */
 template <typename T, int R>
 __global__ void TENDO_ATTN_BOUNDS k_attention(tendo__cu_attn a)
 {
