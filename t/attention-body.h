@@ -1,6 +1,7 @@
 /* t/attention-body.h - rope and attention for one float dtype (included by
  * t/each-dtype.h from t/t-attention.c; see t/dt.h): against the explicit
- * formulas computed in double on the stored values. */
+ * formulas computed in double on the stored values, on the CPU and on
+ * cuda:0. */
 
 /* The largest error allowed for results whose magnitude is at most scale:
  * one rounding to the dtype plus what float (double for f64) arithmetic
@@ -15,12 +16,13 @@ static void DTFN(fill)(uint64_t *rng, double *vals, int64_t n)
         vals[i] = E_TO_DOUBLE(E_FROM_DOUBLE(t_rand_range(rng, -1, 1)));
 }
 
-/* A tensor of logical shape sh (4 dims) holding vals; when trans, stored
- * with dims 1 and 2 swapped and transposed back (a non-contiguous view). */
-static TT *DTFN(make4)(const int64_t sh[4], const double *vals, bool trans)
+/* A tensor of logical shape sh (4 dims) on dev holding vals; when trans,
+ * stored with dims 1 and 2 swapped and transposed back (a non-contiguous
+ * view). */
+static TT *DTFN(make4)(const int64_t sh[4], const double *vals, bool trans, tendo_device dev)
 {
     int64_t n = sh[0] * sh[1] * sh[2] * sh[3];
-    E *raw = malloc((size_t)(n ? n : 1) * sizeof *raw);
+    E *raw = calloc((size_t)(n ? n : 1), sizeof *raw);
     int64_t st[4] = {sh[0], trans ? sh[2] : sh[1], trans ? sh[1] : sh[2], sh[3]};
     TT *t, *v;
 
@@ -32,7 +34,7 @@ static TT *DTFN(make4)(const int64_t sh[4], const double *vals, bool trans)
                     int64_t to = trans ? ((a * sh[2] + c) * sh[1] + b) * sh[3] + d : from;
                     raw[to] = E_FROM_DOUBLE(vals[from]);
                 }
-    t = TFN(from_data)(raw, 4, st, tendo_cpu());
+    t = TFN(from_data)(raw, 4, st, dev);
     free(raw);
     if (!trans || !t)
         return t;
@@ -125,7 +127,7 @@ static void DTFN(ref_attention)(const DTFN(attn_case) * c, const double *q, cons
     free(s);
 }
 
-static void DTFN(test_attention)(uint64_t *rng)
+static void DTFN(test_attention)(uint64_t *rng, tendo_device dev)
 {
     static const DTFN(attn_case) cases[] = {
         {1, 1, 1, 5, 7, 8, 8, 0, false, false, 0, "one head, no mask"},
@@ -134,6 +136,7 @@ static void DTFN(test_attention)(uint64_t *rng)
         {1, 2, 2, 9, 4, 4, 6, 3, true, false, 0, "causal Lq > Lk: the first rows see no key (NaN)"},
         {1, 2, 1, 130, 513, 32, 32, 0, true, false, 0, "causal, query and key blocks with tails"},
         {1, 1, 1, 4, 0, 4, 3, 0, false, false, 0, "no keys: zeros"},
+        {2, 2, 1, 17, 70, 256, 200, 2, false, true, 0, "head dims 256 and 200, padding mask, transposed q/k/v"},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const DTFN(attn_case) *c = &cases[ci];
@@ -162,16 +165,16 @@ static void DTFN(test_attention)(uint64_t *rng)
                     for (int64_t j = 2 * c->Lk / 3 + b; j < c->Lk; j++)
                         m[b * c->Lk + j] = isnan(pad) ? -448 : pad;
             }
-            tm = DTFN(make4)(ms, m, false);
+            tm = DTFN(make4)(ms, m, false, dev);
             if (c->mask == 1) { /* as a 2-D [Lq, Lk] tensor */
                 TT *flat = tensor_reshape(tm, TENDO_SHAPE(c->Lq, c->Lk));
                 tensor_free(tm);
                 tm = flat;
             }
         }
-        tq = DTFN(make4)(qs, q, c->trans);
-        tk = DTFN(make4)(ks, k, c->trans);
-        tv = DTFN(make4)(vs, v, c->trans);
+        tq = DTFN(make4)(qs, q, c->trans, dev);
+        tk = DTFN(make4)(ks, k, c->trans, dev);
+        tv = DTFN(make4)(vs, v, c->trans, dev);
         DTFN(ref_attention)(c, q, k, v, m, ms, want);
         r = tensor_attention(tq, tk, tv, tm, c->causal, c->scale);
         if (r) {
@@ -181,7 +184,8 @@ static void DTFN(test_attention)(uint64_t *rng)
         } else {
             diag("%s: %s", c->what, tendo_error_message(tendo_last_error()));
         }
-        ok(got && DTFN(close)(got, want, no, DTFN(tol)(1.0), c->what), "%s attention: %s", DT_NAME, c->what);
+        ok(got && DTFN(close)(got, want, no, DTFN(tol)(1.0), c->what), "%s attention on %s: %s", DT_NAME,
+           tendo_device_str(dev), c->what);
         if (ci == 1) { /* 1, 2 and 3 threads give the same bits */
             bool same = got != NULL;
             for (int th = 1; th <= 3 && same; th++) {
@@ -193,7 +197,7 @@ static void DTFN(test_attention)(uint64_t *rng)
                 tensor_free(rt);
             }
             tendo_set_num_threads(0);
-            ok(same, "%s attention: 1, 2 and 3 threads bitwise identical", DT_NAME);
+            ok(same, "%s attention on %s: 1, 2 and 3 threads bitwise identical", DT_NAME, tendo_device_str(dev));
         }
         free(got);
         tensor_free(r);
@@ -213,9 +217,9 @@ static void DTFN(test_attention)(uint64_t *rng)
         DTFN(fill)(rng, q, 48);
         DTFN(fill)(rng, k, 80);
         DTFN(fill)(rng, v, 50);
-        TT *q4 = DTFN(make4)((const int64_t[]){1, 1, 6, 8}, q, false);
-        TT *k4 = DTFN(make4)((const int64_t[]){1, 1, 10, 8}, k, false);
-        TT *v4 = DTFN(make4)((const int64_t[]){1, 1, 10, 5}, v, false);
+        TT *q4 = DTFN(make4)((const int64_t[]){1, 1, 6, 8}, q, false, dev);
+        TT *k4 = DTFN(make4)((const int64_t[]){1, 1, 10, 8}, k, false, dev);
+        TT *v4 = DTFN(make4)((const int64_t[]){1, 1, 10, 5}, v, false, dev);
         tq = tensor_reshape(q4, TENDO_SHAPE(6, 8));
         tk = tensor_reshape(k4, TENDO_SHAPE(10, 8));
         tv = tensor_reshape(v4, TENDO_SHAPE(10, 5));
@@ -225,8 +229,8 @@ static void DTFN(test_attention)(uint64_t *rng)
         DTFN(ref_attention)(&c, q, k, v, NULL, NULL, want);
         r = tensor_attention(tq, tk, tv, NULL, false, 0);
         got = r && tensor_ndim(r) == 2 && tensor_shape(r)[0] == 6 && tensor_shape(r)[1] == 5 ? DTFN(values)(r) : NULL;
-        ok(got && DTFN(close)(got, want, 30, DTFN(tol)(1.0), "2-D"), "%s attention: 2-D operands are one head [6, 5]",
-           DT_NAME);
+        ok(got && DTFN(close)(got, want, 30, DTFN(tol)(1.0), "2-D"), "%s attention on %s: 2-D operands are one head [6, 5]",
+           DT_NAME, tendo_device_str(dev));
         free(got);
         tensor_free(r);
         tensor_free(tq);
@@ -236,10 +240,10 @@ static void DTFN(test_attention)(uint64_t *rng)
 
     /* argument errors fail with the right status and change nothing */
     {
-        TT *q = TFN(zeros)(TENDO_SHAPE(1, 3, 4, 8), tendo_cpu()), *k = TFN(zeros)(TENDO_SHAPE(1, 2, 5, 8), tendo_cpu());
-        TT *k1 = TFN(zeros)(TENDO_SHAPE(1, 1, 5, 8), tendo_cpu()), *k7 = TFN(zeros)(TENDO_SHAPE(1, 1, 5, 7), tendo_cpu());
-        TT *v = TFN(zeros)(TENDO_SHAPE(1, 1, 5, 6), tendo_cpu()), *bad = TFN(zeros)(TENDO_SHAPE(5, 5), tendo_cpu());
-        TT *v1 = TFN(zeros)(TENDO_SHAPE(8), tendo_cpu());
+        TT *q = TFN(zeros)(TENDO_SHAPE(1, 3, 4, 8), dev), *k = TFN(zeros)(TENDO_SHAPE(1, 2, 5, 8), dev);
+        TT *k1 = TFN(zeros)(TENDO_SHAPE(1, 1, 5, 8), dev), *k7 = TFN(zeros)(TENDO_SHAPE(1, 1, 5, 7), dev);
+        TT *v = TFN(zeros)(TENDO_SHAPE(1, 1, 5, 6), dev), *bad = TFN(zeros)(TENDO_SHAPE(5, 5), dev);
+        TT *v1 = TFN(zeros)(TENDO_SHAPE(8), dev);
         struct { TT *q, *k, *v, *m; double scale; tendo_status want; const char *what; } e[] = {
             {q, k, v, NULL, 0, TENDO_ERR_SHAPE, "3 query heads over 2 kv heads"},
             {q, k7, v, NULL, 0, TENDO_ERR_SHAPE, "k's D differs from q's"},
@@ -251,12 +255,24 @@ static void DTFN(test_attention)(uint64_t *rng)
         for (size_t i = 0; i < sizeof e / sizeof e[0]; i++) {
             TT *r = tensor_attention(e[i].q, e[i].k, e[i].v, e[i].m, false, e[i].scale);
             tendo_status st = tendo_error_status(tendo_last_error());
-            ok(!r && st == e[i].want, "%s attention: %s fails with %s (got %s)", DT_NAME, e[i].what,
+            ok(!r && st == e[i].want, "%s attention on %s: %s fails with %s (got %s)", DT_NAME,
+               tendo_device_str(dev), e[i].what,
                tendo_status_str(e[i].want), tendo_status_str(st));
             tensor_free(r);
         }
         tensor_free(q); tensor_free(k); tensor_free(k1); tensor_free(k7); tensor_free(v); tensor_free(bad);
         tensor_free(v1);
+    }
+
+    /* a head dim whose query and key rows do not fit a GPU block's shared
+     * memory is refused there, not computed wrong */
+    if (dev.type == TENDO_CUDA) {
+        TT *q = TFN(zeros)(TENDO_SHAPE(1, 1, 2, 7000), dev), *r = tensor_attention(q, q, q, NULL, false, 0);
+        tendo_status st = tendo_error_status(tendo_last_error());
+        ok(!r && st == TENDO_ERR_UNSUPPORTED, "%s attention on %s: head dim 7000 fails with %s (got %s)", DT_NAME,
+           tendo_device_str(dev), tendo_status_str(TENDO_ERR_UNSUPPORTED), tendo_status_str(st));
+        tensor_free(r);
+        tensor_free(q);
     }
 }
 
@@ -283,10 +299,10 @@ static void DTFN(ref_rope)(const double *x, int64_t rows, int64_t seq, int64_t h
         }
 }
 
-static void DTFN(test_rope)(uint64_t *rng)
+static void DTFN(test_rope)(uint64_t *rng, tendo_device dev)
 {
     static const int64_t pos[5] = {0, 3, 7, 100, -2};
-    tensor_i64 *p = tensor_i64_from_data(pos, 1, (const int64_t[]){5}, tendo_cpu());
+    tensor_i64 *p = tensor_i64_from_data(pos, 1, (const int64_t[]){5}, dev);
     struct { int64_t rot; bool interleaved, trans; double base; const char *what; } cases[] = {
         {8, false, false, 10000, "rotate_half, all 8 dims"},
         {8, true, false, 10000, "interleaved, all 8 dims"},
@@ -300,18 +316,19 @@ static void DTFN(test_rope)(uint64_t *rng)
         TT *tx, *r;
         double *got = NULL;
         DTFN(fill)(rng, x, n);
-        tx = DTFN(make4)(sh, x, cases[ci].trans);
+        tx = DTFN(make4)(sh, x, cases[ci].trans, dev);
         DTFN(ref_rope)(x, 6, 5, 8, pos, cases[ci].rot, cases[ci].base, cases[ci].interleaved, want);
         r = tensor_rope(tx, p, cases[ci].rot, cases[ci].base, cases[ci].interleaved);
         got = r && tensor_ndim(r) == 4 && tensor_numel(r) == n ? DTFN(values)(r) : NULL;
-        ok(got && DTFN(close)(got, want, n, DTFN(tol)(2.0), cases[ci].what), "%s rope: %s", DT_NAME, cases[ci].what);
+        ok(got && DTFN(close)(got, want, n, DTFN(tol)(2.0), cases[ci].what), "%s rope on %s: %s", DT_NAME,
+           tendo_device_str(dev), cases[ci].what);
         free(got);
         tensor_free(r);
         tensor_free(tx);
     }
     {
-        TT *x3 = TFN(zeros)(TENDO_SHAPE(3, 5, 8), tendo_cpu()), *x1 = TFN(zeros)(TENDO_SHAPE(8), tendo_cpu());
-        tensor_i64 *p4 = tensor_i64_zeros(TENDO_SHAPE(4), tendo_cpu());
+        TT *x3 = TFN(zeros)(TENDO_SHAPE(3, 5, 8), dev), *x1 = TFN(zeros)(TENDO_SHAPE(8), dev);
+        tensor_i64 *p4 = tensor_i64_zeros(TENDO_SHAPE(4), dev);
         struct { TT *x; tensor_i64 *p; int64_t rot; double base; tendo_status want; const char *what; } e[] = {
             {x3, p, 7, 10000, TENDO_ERR_INVALID_ARG, "odd rot_dims"},
             {x3, p, 10, 10000, TENDO_ERR_INVALID_ARG, "rot_dims past head_dim"},
@@ -323,7 +340,8 @@ static void DTFN(test_rope)(uint64_t *rng)
         for (size_t i = 0; i < sizeof e / sizeof e[0]; i++) {
             TT *r = tensor_rope(e[i].x, e[i].p, e[i].rot, e[i].base, false);
             tendo_status st = tendo_error_status(tendo_last_error());
-            ok(!r && st == e[i].want, "%s rope: %s fails with %s (got %s)", DT_NAME, e[i].what,
+            ok(!r && st == e[i].want, "%s rope on %s: %s fails with %s (got %s)", DT_NAME,
+               tendo_device_str(dev), e[i].what,
                tendo_status_str(e[i].want), tendo_status_str(st));
             tensor_free(r);
         }
@@ -336,9 +354,18 @@ static void DTFN(test_rope)(uint64_t *rng)
     tensor_free(p);
 }
 
+/* The tests on the CPU, then the same ones on cuda:0 (skipped without a
+ * GPU: 16 attention and 10 rope tests). */
 static void DTFN(test_transformer)(void)
 {
     uint64_t rng = 0x5eed5eedull ^ (uint64_t)DT_CODE;
-    DTFN(test_attention)(&rng);
-    DTFN(test_rope)(&rng);
+    DTFN(test_attention)(&rng, tendo_cpu());
+    DTFN(test_rope)(&rng, tendo_cpu());
+    if (!tendo_cuda_available()) {
+        skip(26, "%s: no CUDA device", DT_NAME);
+        return;
+    }
+    rng = 0x5eed5eedull ^ (uint64_t)DT_CODE;
+    DTFN(test_attention)(&rng, tendo_cuda(0));
+    DTFN(test_rope)(&rng, tendo_cuda(0));
 }

@@ -5,7 +5,9 @@
  * with tails, transposed operands, 2-D operands, 1-3 threads bit for bit,
  * argument errors), rope as Hugging Face writes it (rotate_half and
  * interleaved, partial rotation, positions out of order and negative,
- * transposed x, argument errors).  The body is t/attention-body.h. */
+ * transposed x, argument errors).  Every case runs on the CPU, then on
+ * cuda:0 when there is a GPU (the simulated one in a --enable-cuda-sim
+ * build; skipped otherwise).  The body is t/attention-body.h. */
 #include <string.h>
 
 #include "dt.h"

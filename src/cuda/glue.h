@@ -80,6 +80,11 @@ bool tendo__cuda_index(const char *op, const tendo__cu_index *w, const tendo__te
 bool tendo__cuda_tri_zero(const char *op, tendo__tensor *t, int64_t k, bool upper);
 /* numpy.matmul through cuBLAS (src/cuda/blas.c). */
 tendo__tensor *tendo__cuda_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b);
+/* rope and attention with checked arguments (src/cuda/transformer.c). */
+tendo__tensor *tendo__cuda_rope(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot,
+                                double base, bool interleaved);
+tendo__tensor *tendo__cuda_attention(const char *op, const struct tendo__attn *a, const tendo__tensor *q,
+                                     const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask);
 
 
 #endif /* TENDO_SRC_CUDA_GLUE_H */

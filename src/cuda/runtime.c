@@ -628,4 +628,6 @@ const tendo__device_ops tendo__cuda_device = {
     .index = tendo__cuda_index,
     .tri_zero = tendo__cuda_tri_zero,
     .matmul = tendo__cuda_matmul,
+    .rope = tendo__cuda_rope,
+    .attention = tendo__cuda_attention,
 };
