@@ -154,11 +154,17 @@ static void *dev_alloc(void *ctx, size_t nbytes)
     return p;
 }
 
+/* Gives a segment back once the device's queued work is done: the pool
+ * releases cached segments (a cache miss, out of memory, empty_cache)
+ * while kernels of the stream that last used them may still be queued,
+ * and cudaFree is not documented to wait for those.  The whole device,
+ * as that stream may be another thread's (no handle to it). */
 static void dev_free(void *ctx, void *p, size_t nbytes)
 {
     (void)nbytes;
-    if (cudaSetDevice((int)(intptr_t)ctx) != cudaSuccess || cudaFree(p) != cudaSuccess)
-        (void)cudaGetLastError(); /* nothing to report it to */
+    if (cudaSetDevice((int)(intptr_t)ctx) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+        cudaFree(p) != cudaSuccess)
+        (void)cudaGetLastError(); /* nothing to report it to (a broken device frees nothing more) */
 }
 
 /* An event after the work queued so far on `stream`, or NULL once that
