@@ -83,6 +83,27 @@ static void test_dlpack_deleter(void)
     tensor_free(s);
 }
 
+/* Review item 2: the split reduction's scratch comes from the pool. */
+static void test_scratch_pooled(void)
+{
+    /* a column sum over 2048 rows: four passes of 512 rows each, then a
+     * pass adding their partial sums up */
+    tensor_f32 *x = tensor_f32_full(TENDO_SHAPE(2048, 4), 0.5, tendo_cuda(0)), *s;
+    tendo_pool_stats before, after;
+    float got[4] = {0};
+
+    if (!x)
+        bail("cuda:0 setup failed");
+    before = tendo_pool_get_stats(tendo_cuda(0));
+    s = tensor_sum(x, 0, false);
+    after = tendo_pool_get_stats(tendo_cuda(0));
+    ok(s && tensor_copy_to(s, got, 4) == TENDO_OK, "a split column sum");
+    ok(got[0] == 1024 && got[3] == 1024, "... is right (%g %g)", got[0], got[3]);
+    is_int(before.allocations + 2, after.allocations, "its output and its scratch came from the pool");
+    is_int(before.deallocations + 1, after.deallocations, "... and the scratch went back to it");
+    tensor_free(x), tensor_free(s);
+}
+
 /* A launch failing on the device (injected; cuda:3 stays broken). */
 static void test_launch_failure(void)
 {
@@ -116,6 +137,7 @@ int main(void)
     setenv("TENDO_SIM_DEFER", "1", 1);
     test_release_waits();
     test_dlpack_deleter();
+    test_scratch_pooled();
     test_launch_failure();
     return done_testing();
 }

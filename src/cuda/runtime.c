@@ -236,6 +236,31 @@ tendo__pool *tendo__cuda_pool(int index)
     return p;
 }
 
+void *tendo__cu_scratch(size_t n, void **block)
+{
+    int dev = 0;
+    tendo__pool *p;
+    tendo__pool_block *b;
+
+    *block = NULL;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (!(p = tendo__cuda_pool(dev)) || !(b = tendo__pool_alloc(p, "scratch", n, tendo__cuda_stream_key(dev))))
+        return NULL;
+    *block = b;
+    return tendo__pool_block_ptr(b);
+}
+
+void tendo__cu_scratch_free(void *block)
+{
+    int dev = 0;
+
+    if (block && cudaGetDevice(&dev) == cudaSuccess)
+        tendo__pool_free(tendo__cuda_pool(dev), block);
+}
+
 /* ---- launches ----------------------------------------------------------------- */
 
 /* Notes that t's block is used by this thread's stream, when it was
