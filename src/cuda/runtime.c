@@ -6,9 +6,9 @@
  * drive one GPU concurrently.  The pool orders frees per stream: a block
  * is reused by its own stream at once, and waits for events when other
  * streams used it.  The pool needs a name for each thread's stream; that
- * is cudaStreamGetId of the thread's per-thread stream (plus one, so that
- * it is never 0).  A use of a tensor by another thread's stream is noted at
- * launch (tendo__pool_record_stream), and after the launch that thread
+ * is a slot number the thread holds until it exits (see below).  A use of
+ * a tensor by another thread's stream is noted at launch
+ * (tendo__pool_record_stream), and after the launch that thread
  * leaves an event on its stream (tendo__cuda_end, replacing the previous
  * one).  A free from any thread then waits on those events; only a use
  * with no event (its recording failed) costs a device synchronization,
@@ -116,25 +116,68 @@ bool tendo__cuda_sync(const char *op, tendo_device d)
 
 /* ---- per-thread streams --------------------------------------------------- */
 
+/* The pool's name for a thread's stream on a device is a slot number,
+ * taken on the thread's first use of the device and given back at the
+ * thread's exit, once that stream's work is done: a later thread takes
+ * the slot over, and with it the blocks the exited one cached (a name
+ * that died with its thread would strand them, and memory would grow in
+ * programs that make threads).  A slot is never held by two live threads
+ * on one device, which is all the pool needs. */
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t *free_slots;
+static size_t nfree_slots, cap_free_slots;
+static uintptr_t next_slot = 1;
+static pthread_key_t slots_key;
+static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
+static bool slots_key_ok;
+
 static _Thread_local uintptr_t stream_keys[MAX_DEVICES];
+
+/* Gives slot k back (kept out of use for good when the list cannot grow). */
+static void slot_put(uintptr_t k)
+{
+    pthread_mutex_lock(&slots_lock);
+    if (nfree_slots == cap_free_slots) {
+        size_t cap = cap_free_slots ? 2 * cap_free_slots : 16;
+        uintptr_t *v = realloc(free_slots, cap * sizeof *v);
+        if (v) {
+            free_slots = v;
+            cap_free_slots = cap;
+        }
+    }
+    if (nfree_slots < cap_free_slots)
+        free_slots[nfree_slots++] = k;
+    pthread_mutex_unlock(&slots_lock);
+}
+
+/* At thread exit: waits for the thread's streams, then frees its slots. */
+static void slots_exit(void *v)
+{
+    uintptr_t *keys = v;
+
+    for (int i = 0; i < MAX_DEVICES; i++)
+        if (keys[i]) {
+            if (cudaSetDevice(i) != cudaSuccess || cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess)
+                (void)cudaGetLastError(); /* a broken device runs nothing more */
+            slot_put(keys[i]);
+            keys[i] = 0;
+        }
+}
+
+static void slots_init(void) { slots_key_ok = pthread_key_create(&slots_key, slots_exit) == 0; }
 
 uintptr_t tendo__cuda_stream_key(int index)
 {
-    unsigned long long id = 0;
-    int prev = -1;
-
     if (index < 0 || index >= MAX_DEVICES)
         return 0;
     if (stream_keys[index])
         return stream_keys[index];
-    if (cudaGetDevice(&prev) != cudaSuccess || cudaSetDevice(index) != cudaSuccess ||
-        cudaStreamGetId(cudaStreamPerThread, &id) != cudaSuccess) {
-        (void)cudaGetLastError();
+    pthread_once(&slots_once, slots_init);
+    if (!slots_key_ok || pthread_setspecific(slots_key, stream_keys) != 0)
         return 0;
-    }
-    if (prev != index)
-        (void)cudaSetDevice(prev);
-    stream_keys[index] = (uintptr_t)id + 1;
+    pthread_mutex_lock(&slots_lock);
+    stream_keys[index] = nfree_slots ? free_slots[--nfree_slots] : next_slot++;
+    pthread_mutex_unlock(&slots_lock);
     return stream_keys[index];
 }
 
