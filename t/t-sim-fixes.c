@@ -104,6 +104,29 @@ static void test_scratch_pooled(void)
     tensor_free(x), tensor_free(s);
 }
 
+/* Review item 6: the caller's current device and pending error. */
+static void test_caller_state(void)
+{
+    tensor_f32 *a, *b;
+    int dev = -1;
+    float v[8] = {0};
+
+    is_int(cudaSuccess, cudaSetDevice(1), "the application makes cuda:1 current");
+    a = tensor_f32_full(TENDO_SHAPE(8), 3.0, tendo_cuda(0));
+    b = a ? tensor_neg(a) : NULL;
+    ok(b && tensor_copy_to(b, v, 8) == TENDO_OK && v[7] == -3, "tendo works on cuda:0");
+    is_int(cudaSuccess, cudaGetDevice(&dev), "cudaGetDevice");
+    is_int(1, dev, "... and leaves cuda:1 current, as the application had it");
+    tensor_free(b);
+
+    is_int(cudaErrorInvalidDevice, cudaSetDevice(99), "an application's own CUDA call fails");
+    b = tensor_neg(a);
+    ok(b != NULL, "a tendo op after it is not blamed for that error (%s)",
+       tendo_error_message(tendo_last_error()));
+    tensor_free(a), tensor_free(b);
+    (void)cudaSetDevice(0);
+}
+
 /* A launch failing on the device (injected; cuda:3 stays broken). */
 static void test_launch_failure(void)
 {
@@ -138,6 +161,7 @@ int main(void)
     test_release_waits();
     test_dlpack_deleter();
     test_scratch_pooled();
+    test_caller_state();
     test_launch_failure();
     return done_testing();
 }
