@@ -2,6 +2,7 @@
  * layout (t/cuda-body.h), the pool's statistics on the device, and two
  * host threads driving one GPU.  Without a GPU: "# SKIP no CUDA device". */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dt.h"
@@ -50,6 +51,15 @@ static void test_threads(void)
     is_int(TENDO_OK, tendo_sync(tendo_cuda(0)), "tendo_sync(cuda:0)");
 }
 
+/* Whether the pools cache (TENDO_POOL=off, as in sanitizer runs, makes
+ * every allocation a cudaMalloc of its own). */
+static bool pool_caches(void)
+{
+    const char *env = getenv("TENDO_POOL");
+
+    return !env || (strcmp(env, "off") != 0 && strcmp(env, "0") != 0);
+}
+
 static void test_pool(void)
 {
     tendo_pool_stats before = tendo_pool_get_stats(tendo_cuda(0)), after;
@@ -60,7 +70,10 @@ static void test_pool(void)
        "a device tensor comes from cuda:0's pool");
     tensor_free(t);
     after = tendo_pool_get_stats(tendo_cuda(0));
-    ok(after.bytes_in_use == before.bytes_in_use && after.bytes_cached > 0, "freeing it caches the block");
+    if (pool_caches())
+        ok(after.bytes_in_use == before.bytes_in_use && after.bytes_cached > 0, "freeing it caches the block");
+    else
+        skip(1, "TENDO_POOL=off: nothing is cached");
     tendo_pool_empty_cache(tendo_cuda(0));
     is_int(TENDO_OK, tendo_sync(tendo_cuda(0)), "empty_cache leaves the device usable");
 }
@@ -99,8 +112,11 @@ static void test_thread_churn(void)
     ok(after.bytes_in_use + after.bytes_cached - before.bytes_in_use - before.bytes_cached <= (2 << 20),
        "... and the pool holds at most one more small segment for all of them (%lld bytes more)",
        (long long)(after.bytes_in_use + after.bytes_cached - before.bytes_in_use - before.bytes_cached));
-    ok(after.hits - before.hits >= 15, "... the later ones reusing the block of an exited one (%lld hits)",
-       (long long)(after.hits - before.hits));
+    if (pool_caches())
+        ok(after.hits - before.hits >= 15, "... the later ones reusing the block of an exited one (%lld hits)",
+           (long long)(after.hits - before.hits));
+    else
+        skip(1, "TENDO_POOL=off: nothing is cached");
 }
 
 int main(void)
