@@ -206,7 +206,6 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
     bool cols;
     int64_t natural, nchunks;
     typename R::A *part = NULL;
-    cudaError_t e;
 
     if (count == 0)
         return 0;
@@ -215,11 +214,10 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
     nchunks = (r->len + (cols ? TENDO_SPLIT_COL_CHUNK : TENDO_SPLIT_ROW_CHUNK) - 1) /
               (cols ? TENDO_SPLIT_COL_CHUNK : TENDO_SPLIT_ROW_CHUNK);
     if ((cols || r->len >= 1024) && natural < TENDO_SPLIT_MIN_BLOCKS && nchunks >= 4) {
-        e = cudaMallocAsync((void **)&part, (size_t)(count * nchunks) * sizeof(typename R::A), cudaStreamPerThread);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError(); /* reported by the return, not by the next launch */
-            return (int)e;
-        }
+        void *block = NULL;
+        part = (typename R::A *)tendo__cu_scratch((size_t)(count * nchunks) * sizeof(typename R::A), &block);
+        if (!part)
+            return (int)cudaErrorMemoryAllocation;
         if (cols) {
             dim3 block(TENDO_COLS_X, TENDO_COLS_Y);
             TENDO_LAUNCH(tendo_blocks(natural * nchunks, 1), block, 0, cudaStreamPerThread, tendo_reduce_split_cols<T, R>)(*r, nchunks, part);
@@ -228,9 +226,8 @@ static int tendo_reduce_launch(const tendo__cu_rows *r)
             TENDO_LAUNCH(tendo_blocks(count * nchunks, 1), TENDO_THREADS, 0, cudaStreamPerThread, tendo_reduce_split_rows<T, int64_t, R>)(*r, nchunks, part);
             TENDO_LAUNCH(tendo_blocks(count, 1), TENDO_THREADS, 0, cudaStreamPerThread, tendo_reduce_parts_rows<T, int64_t, R>)(*r, nchunks, part);
         }
-        e = cudaGetLastError();
-        cudaError_t f = cudaFreeAsync(part, cudaStreamPerThread); /* ordered after both passes */
-        return (int)(e != cudaSuccess ? e : f);
+        tendo__cu_scratch_free(block); /* reused in stream order: after both passes */
+        return tendo_launched();
     }
     if (cols) {
         dim3 block(TENDO_COLS_X, TENDO_COLS_Y);

@@ -5,6 +5,9 @@
  * Skips in any other build. */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,12 +85,16 @@ static void k_poisoned(void *arg)
 
 static void k_nothing(void *arg) { (void)arg; }
 
+/* A launch on this thread's stream, waited for (work is deferred here):
+ * the launch's error, or else the kernel's. */
 static cudaError_t launch(unsigned gx, unsigned gy, unsigned bx, size_t shmem, void (*body)(void *), void *arg)
 {
     tendo__sim_config c = {{gx, gy, 1}, {bx, 1, 1}, shmem, cudaStreamPerThread};
+    cudaError_t e;
 
-    tendo__sim_launch(&c, body, arg);
-    return cudaGetLastError();
+    tendo__sim_launch(&c, body, NULL, arg);
+    e = cudaGetLastError();
+    return e != cudaSuccess ? e : cudaStreamSynchronize(cudaStreamPerThread);
 }
 
 static void test_launches(void)
@@ -149,7 +156,7 @@ static void test_memory(void)
     size_t f = 0, t = 0;
 
     is_int(cudaSuccess, cudaGetDeviceCount(&n), "cudaGetDeviceCount");
-    is_int(4, n, "TENDO_SIM_DEVICES=4 gives 4 devices");
+    is_int(5, n, "TENDO_SIM_DEVICES=5 gives 5 devices");
     is_int(cudaSuccess, cudaMalloc(&d, 256), "cudaMalloc 256 bytes");
     memset(back, 0, sizeof back);
     is_int(cudaSuccess, cudaMemcpy(back, d, 256, cudaMemcpyDeviceToHost), "device -> host");
@@ -238,15 +245,140 @@ static void test_cublas(void)
     (void)cublasDestroy(h);
 }
 
+/* ---- deferred streams (TENDO_SIM_DEFER=1, set by main) ------------------------ */
+
+/* What k_store and k_load work on: dst[t] = value, or dst[t] = src[t]. */
+typedef struct {
+    int *dst;
+    const int *src;
+    int value;
+} ints_job;
+
+static void k_store(void *arg)
+{
+    const ints_job *j = arg;
+
+    j->dst[tendo__sim_thread_idx.x] = j->value;
+}
+
+static void k_load(void *arg)
+{
+    const ints_job *j = arg;
+
+    j->dst[tendo__sim_thread_idx.x] = j->src[tendo__sim_thread_idx.x];
+}
+
+/* Queues body(job) on this thread's stream, one block of 64 threads. */
+static cudaError_t queue64(void (*body)(void *), ints_job *job)
+{
+    tendo__sim_config c = {{1, 1, 1}, {64, 1, 1}, 0, cudaStreamPerThread};
+
+    tendo__sim_launch(&c, body, NULL, job);
+    return cudaGetLastError();
+}
+
+static int *dev_a, *dev_b;
+static cudaEvent_t stored;
+static ints_job load_job;
+
+/* Another host thread (so another stream): b = a, after waiting for the
+ * main thread's event when *arg says so; then the host reads b. */
+static void *reader(void *arg)
+{
+    static int got[64];
+    bool wait = *(const bool *)arg;
+    int wrong = 0;
+
+    if (wait && cudaStreamWaitEvent(cudaStreamPerThread, stored, 0) != cudaSuccess)
+        return NULL;
+    load_job = (ints_job){dev_b, dev_a, 0};
+    if (queue64(k_load, &load_job) != cudaSuccess || cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess ||
+        cudaMemcpy(got, dev_b, sizeof got, cudaMemcpyDeviceToHost) != cudaSuccess)
+        return NULL;
+    for (int t = 0; t < 64; t++)
+        wrong += got[t] != 7;
+    return (void *)(intptr_t)(wrong + 1);
+}
+
+/* Wrong values the reader saw (-1: it failed). */
+static int read_on_other_stream(bool wait)
+{
+    pthread_t th;
+    void *r = NULL;
+
+    if (pthread_create(&th, NULL, reader, &wait) != 0)
+        bail("pthread_create failed");
+    pthread_join(th, &r);
+    return (int)(intptr_t)r - 1;
+}
+
+static void test_defer(void)
+{
+    static ints_job store = {NULL, NULL, 7}, load;
+    int got[64] = {0}, wrong = 0;
+
+    if (cudaMalloc((void **)&dev_a, 64 * sizeof(int)) || cudaMalloc((void **)&dev_b, 64 * sizeof(int)) ||
+        cudaEventCreateWithFlags(&stored, cudaEventDisableTiming))
+        bail("device setup failed");
+    store.dst = dev_a;
+    is_int(cudaSuccess, queue64(k_store, &store), "a = 7 is queued on the main thread's stream");
+    is_int(cudaSuccess, cudaEventRecord(stored, cudaStreamPerThread), "... and an event after it");
+    ok(read_on_other_stream(false) > 0, "another stream reading a without waiting for the event gets old values");
+
+    is_int(cudaSuccess, cudaMemset(dev_a, 0xFF, 64 * sizeof(int)), "a is reset (the legacy stream)");
+    is_int(cudaSuccess, queue64(k_store, &store), "a = 7 is queued again");
+    is_int(cudaSuccess, cudaEventRecord(stored, cudaStreamPerThread), "... and the event after it");
+    is_int(0, read_on_other_stream(true), "with cudaStreamWaitEvent the other stream reads 7 everywhere");
+
+    /* cudaFree does not wait for work still queued on the memory */
+    load = (ints_job){dev_b, dev_a, 0};
+    is_int(cudaSuccess, cudaMemset(dev_b, 0, 64 * sizeof(int)), "b = 0");
+    is_int(cudaSuccess, queue64(k_load, &load), "b = a is queued");
+    is_int(cudaSuccess, cudaFree(dev_a), "a is freed before the copy ran");
+    is_int(cudaSuccess, cudaMemcpy(got, dev_b, sizeof got, cudaMemcpyDeviceToHost), "b read back");
+    for (int t = 0; t < 64; t++)
+        wrong += got[t] != -1;
+    is_int(0, wrong, "the queued copy read freed memory as NaN (0xFF bytes)");
+    (void)cudaFree(dev_b);
+    (void)cudaEventDestroy(stored);
+}
+
+/* TENDO_SIM_FAIL_LAUNCH, on cuda:4 (it stays broken). */
+static void test_fail_launch(void)
+{
+    char env[32];
+    void *p = NULL;
+
+    is_int(cudaSuccess, cudaSetDevice(4), "cudaSetDevice(4)");
+    snprintf(env, sizeof env, "%llu", tendo__sim_launches() + 2);
+    setenv("TENDO_SIM_FAIL_LAUNCH", env, 1);
+    is_int(cudaSuccess, launch(1, 1, 32, 0, k_nothing, NULL), "the launch before the one named runs");
+    {
+        tendo__sim_config c = {{1, 1, 1}, {32, 1, 1}, 0, cudaStreamPerThread};
+        tendo__sim_launch(&c, k_nothing, NULL, NULL);
+    }
+    is_int(cudaSuccess, cudaGetLastError(), "TENDO_SIM_FAIL_LAUNCH's launch is accepted");
+    is_int(cudaErrorLaunchFailure, cudaStreamSynchronize(cudaStreamPerThread), "... and fails when it runs");
+    is_int(cudaErrorLaunchFailure, cudaMalloc(&p, 64), "... stickily: the device refuses everything after");
+    is_int(cudaErrorLaunchFailure, cudaGetLastError(), "... and cudaGetLastError keeps saying so");
+    unsetenv("TENDO_SIM_FAIL_LAUNCH");
+    is_int(cudaSuccess, cudaSetDevice(0), "cudaSetDevice(0)");
+    is_int(cudaSuccess, launch(1, 1, 32, 0, k_nothing, NULL), "cuda:0 is unaffected");
+}
+
 int main(void)
 {
-    /* devices 2 and 3 take the sticky failures of test_launches; cuBLAS's
-     * fault comes last, on cuda:0 */
-    setenv("TENDO_SIM_DEVICES", "4", 1);
+    /* devices 2 and 3 take the sticky failures of test_launches, 4 the
+     * injected one; cuBLAS's fault comes last, on cuda:0.  Work is
+     * deferred throughout (the immediate mode is every other test's). */
+    setenv("TENDO_SIM_DEVICES", "5", 1);
     setenv("TENDO_SIM_FAIL_MALLOC", "2", 1);
+    setenv("TENDO_SIM_DEFER", "1", 1);
     test_injected();
     test_memory();
     test_launches();
+    test_defer();
+    test_fail_launch();
     test_cublas();
     return done_testing();
 }

@@ -159,6 +159,15 @@ int tendo__cu_copy(const tendo__cu_iter *it);
 /* Sets n elements of elsize bytes (1, 2, 4 or 8) at dst to *value. */
 int tendo__cu_fill(void *dst, int64_t n, int elsize, const void *value);
 
+/* Device scratch for a launcher (src/cuda/runtime.c): n bytes from the
+ * pool of the current device, for the calling thread's stream, so that
+ * the pool's out-of-memory handling (empty the cache, retry) covers it.
+ * *block gets the handle for tendo__cu_scratch_free, which the launcher
+ * calls once the work using it is queued (the pool reuses a block on
+ * its own stream in order).  NULL when out of memory. */
+void *tendo__cu_scratch(size_t n, void **block);
+void tendo__cu_scratch_free(void *block);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,19 +6,28 @@
  * drive one GPU concurrently.  The pool orders frees per stream: a block
  * is reused by its own stream at once, and waits for events when other
  * streams used it.  The pool needs a name for each thread's stream; that
- * is cudaStreamGetId of the thread's per-thread stream (plus one, so that
- * it is never 0).  A use of a tensor by another thread's stream is noted at
- * launch (tendo__pool_record_stream), and after the launch that thread
+ * is a slot number the thread holds until it exits (see below).  A use of
+ * a tensor by another thread's stream is noted at launch
+ * (tendo__pool_record_stream), and after the launch that thread
  * leaves an event on its stream (tendo__cuda_end, replacing the previous
  * one).  A free from any thread then waits on those events; only a use
  * with no event (its recording failed) costs a device synchronization,
  * since CUDA offers no handle to another thread's per-thread stream.
  *
+ * The current device.  tendo switches to a tensor's device to work on
+ * it; every entry point (the device table's, the pool's allocator) puts
+ * the caller's current device back before returning.
+ *
  * Errors.  Every CUDA and cuBLAS call is checked; a failure becomes
  * TENDO_ERR_CUDA with CUDA's message.  A failed cudaMalloc is cleared
  * (cudaGetLastError) so that it is not reported again by a later launch
  * check; the pool then empties its cache and retries once before
- * TENDO_ERR_OOM.
+ * TENDO_ERR_OOM.  An error the application's own CUDA calls left pending
+ * is cleared when an op starts (tendo__cuda_use): CUDA keeps one per
+ * thread, and the op's launch check would otherwise report it as the
+ * op's own.  A sticky error (a faulted kernel: the device's context is
+ * broken) is not lost that way: CUDA returns it again from every later
+ * call on that device, so the op fails with it.
  */
 #include "config.h"
 
@@ -59,11 +68,33 @@ int tendo__cuda_count(void)
     return device_count;
 }
 
+/* The caller's current device, for device_leave (-1: none). */
+static int device_enter(void)
+{
+    int d = -1;
+
+    if (cudaGetDevice(&d) != cudaSuccess) {
+        (void)cudaGetLastError(); /* no device: nothing to restore */
+        d = -1;
+    }
+    return d;
+}
+
+/* Makes d current again, when it is a device and tendo changed it. */
+static void device_leave(int d)
+{
+    int now = -1;
+
+    if (d >= 0 && cudaGetDevice(&now) == cudaSuccess && now != d && cudaSetDevice(d) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
 bool tendo__cuda_info(const char *op, int index, char *name, size_t n, size_t *total, size_t *free_bytes)
 {
     struct cudaDeviceProp prop;
     size_t f = 0, t = 0;
     int prev;
+    bool ok;
 
     if (!tendo__cuda_ok(op, (int)cudaGetDeviceProperties(&prop, index)))
         return false;
@@ -74,14 +105,12 @@ bool tendo__cuda_info(const char *op, int index, char *name, size_t n, size_t *t
     if (!free_bytes)
         return true;
     /* cudaMemGetInfo asks the current device: switch to index and back */
-    if (!tendo__cuda_ok(op, (int)cudaGetDevice(&prev)) || !tendo__cuda_ok(op, (int)cudaSetDevice(index)))
-        return false;
-    if (!tendo__cuda_ok(op, (int)cudaMemGetInfo(&f, &t))) {
-        (void)cudaSetDevice(prev);
-        return false;
-    }
-    *free_bytes = f;
-    return tendo__cuda_ok(op, (int)cudaSetDevice(prev));
+    prev = device_enter();
+    ok = tendo__cuda_ok(op, (int)cudaSetDevice(index)) && tendo__cuda_ok(op, (int)cudaMemGetInfo(&f, &t));
+    device_leave(prev);
+    if (ok)
+        *free_bytes = f;
+    return ok;
 }
 
 bool tendo__cuda_ok(const char *op, int err)
@@ -106,6 +135,10 @@ bool tendo__cuda_blas_ok(const char *op, int status)
 
 bool tendo__cuda_use(const char *op, tendo_device d)
 {
+    /* an error the application's own CUDA calls left pending is not this
+     * op's: cleared, so that the check after this op's launches sees only
+     * theirs (see the top of this file) */
+    (void)cudaGetLastError();
     return tendo__cuda_ok(op, (int)cudaSetDevice(d.index));
 }
 
@@ -116,25 +149,68 @@ bool tendo__cuda_sync(const char *op, tendo_device d)
 
 /* ---- per-thread streams --------------------------------------------------- */
 
+/* The pool's name for a thread's stream on a device is a slot number,
+ * taken on the thread's first use of the device and given back at the
+ * thread's exit, once that stream's work is done: a later thread takes
+ * the slot over, and with it the blocks the exited one cached (a name
+ * that died with its thread would strand them, and memory would grow in
+ * programs that make threads).  A slot is never held by two live threads
+ * on one device, which is all the pool needs. */
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t *free_slots;
+static size_t nfree_slots, cap_free_slots;
+static uintptr_t next_slot = 1;
+static pthread_key_t slots_key;
+static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
+static bool slots_key_ok;
+
 static _Thread_local uintptr_t stream_keys[MAX_DEVICES];
+
+/* Gives slot k back (kept out of use for good when the list cannot grow). */
+static void slot_put(uintptr_t k)
+{
+    pthread_mutex_lock(&slots_lock);
+    if (nfree_slots == cap_free_slots) {
+        size_t cap = cap_free_slots ? 2 * cap_free_slots : 16;
+        uintptr_t *v = realloc(free_slots, cap * sizeof *v);
+        if (v) {
+            free_slots = v;
+            cap_free_slots = cap;
+        }
+    }
+    if (nfree_slots < cap_free_slots)
+        free_slots[nfree_slots++] = k;
+    pthread_mutex_unlock(&slots_lock);
+}
+
+/* At thread exit: waits for the thread's streams, then frees its slots. */
+static void slots_exit(void *v)
+{
+    uintptr_t *keys = v;
+
+    for (int i = 0; i < MAX_DEVICES; i++)
+        if (keys[i]) {
+            if (cudaSetDevice(i) != cudaSuccess || cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess)
+                (void)cudaGetLastError(); /* a broken device runs nothing more */
+            slot_put(keys[i]);
+            keys[i] = 0;
+        }
+}
+
+static void slots_init(void) { slots_key_ok = pthread_key_create(&slots_key, slots_exit) == 0; }
 
 uintptr_t tendo__cuda_stream_key(int index)
 {
-    unsigned long long id = 0;
-    int prev = -1;
-
     if (index < 0 || index >= MAX_DEVICES)
         return 0;
     if (stream_keys[index])
         return stream_keys[index];
-    if (cudaGetDevice(&prev) != cudaSuccess || cudaSetDevice(index) != cudaSuccess ||
-        cudaStreamGetId(cudaStreamPerThread, &id) != cudaSuccess) {
-        (void)cudaGetLastError();
+    pthread_once(&slots_once, slots_init);
+    if (!slots_key_ok || pthread_setspecific(slots_key, stream_keys) != 0)
         return 0;
-    }
-    if (prev != index)
-        (void)cudaSetDevice(prev);
-    stream_keys[index] = (uintptr_t)id + 1;
+    pthread_mutex_lock(&slots_lock);
+    stream_keys[index] = nfree_slots ? free_slots[--nfree_slots] : next_slot++;
+    pthread_mutex_unlock(&slots_lock);
     return stream_keys[index];
 }
 
@@ -143,33 +219,42 @@ uintptr_t tendo__cuda_stream_key(int index)
 static void *dev_alloc(void *ctx, size_t nbytes)
 {
     void *p = NULL;
+    int caller;
 
     if (!tendo__alloc_ok())
         return NULL;
+    caller = device_enter();
     if (cudaSetDevice((int)(intptr_t)ctx) != cudaSuccess ||
         cudaMalloc(&p, nbytes ? nbytes : 1) != cudaSuccess) {
         (void)cudaGetLastError(); /* not sticky: clear it for the next check */
-        return NULL;
+        p = NULL;
     }
+    device_leave(caller);
     return p;
 }
 
+/* Gives a segment back once the device's queued work is done: the pool
+ * releases cached segments (a cache miss, out of memory, empty_cache)
+ * while kernels of the stream that last used them may still be queued,
+ * and cudaFree is not documented to wait for those.  The whole device,
+ * as that stream may be another thread's (no handle to it). */
 static void dev_free(void *ctx, void *p, size_t nbytes)
 {
+    int caller = device_enter();
+
     (void)nbytes;
-    if (cudaSetDevice((int)(intptr_t)ctx) != cudaSuccess || cudaFree(p) != cudaSuccess)
-        (void)cudaGetLastError(); /* nothing to report it to */
+    if (cudaSetDevice((int)(intptr_t)ctx) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+        cudaFree(p) != cudaSuccess)
+        (void)cudaGetLastError(); /* nothing to report it to (a broken device frees nothing more) */
+    device_leave(caller);
 }
 
-/* An event after the work queued so far on `stream`, or NULL once that
- * work is known to be done (see the top of this file). */
-static void *dev_record_event(void *ctx, uintptr_t stream)
+/* An event after the work queued so far on `stream` of device index
+ * (current), or NULL once that work is known to be done. */
+static void *record_event_on(int index, uintptr_t stream)
 {
-    int index = (int)(intptr_t)ctx;
     cudaEvent_t ev;
 
-    if (cudaSetDevice(index) != cudaSuccess)
-        goto sync;
     if (stream != tendo__cuda_stream_key(index))
         goto sync;
     if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess)
@@ -186,19 +271,34 @@ sync: /* another thread's stream (or a failure): wait for the whole device */
     return NULL;
 }
 
+/* record_event_on the pool's device (see the top of this file). */
+static void *dev_record_event(void *ctx, uintptr_t stream)
+{
+    int caller = device_enter(), index = (int)(intptr_t)ctx;
+    void *ev = NULL;
+
+    if (cudaSetDevice(index) != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (cudaDeviceSynchronize() != cudaSuccess) /* the one it is on: the best it can do */
+            (void)cudaGetLastError();
+    } else {
+        ev = record_event_on(index, stream);
+    }
+    device_leave(caller);
+    return ev;
+}
+
 static bool dev_event_done(void *ctx, void *ev)
 {
+    int caller = device_enter();
     cudaError_t e;
 
     (void)cudaSetDevice((int)(intptr_t)ctx);
     e = cudaEventQuery((cudaEvent_t)ev);
-    if (e == cudaErrorNotReady) {
+    if (e != cudaSuccess) /* not ready yet, or a broken context (nothing will ever run again) */
         (void)cudaGetLastError();
-        return false;
-    }
-    if (e != cudaSuccess) /* a broken context: nothing will ever run again */
-        (void)cudaGetLastError();
-    return true;
+    device_leave(caller);
+    return e != cudaErrorNotReady;
 }
 
 static void dev_destroy_event(void *ctx, void *ev)
@@ -228,6 +328,31 @@ tendo__pool *tendo__cuda_pool(int index)
     }
     pthread_mutex_unlock(&pools_lock);
     return p;
+}
+
+void *tendo__cu_scratch(size_t n, void **block)
+{
+    int dev = 0;
+    tendo__pool *p;
+    tendo__pool_block *b;
+
+    *block = NULL;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (!(p = tendo__cuda_pool(dev)) || !(b = tendo__pool_alloc(p, "scratch", n, tendo__cuda_stream_key(dev))))
+        return NULL;
+    *block = b;
+    return tendo__pool_block_ptr(b);
+}
+
+void tendo__cu_scratch_free(void *block)
+{
+    int dev = 0;
+
+    if (block && cudaGetDevice(&dev) == cudaSuccess)
+        tendo__pool_free(tendo__cuda_pool(dev), block);
 }
 
 /* ---- launches ----------------------------------------------------------------- */
@@ -610,24 +735,69 @@ void *tendo__cuda_cublas(const char *op, int index)
 
 /* ---- the device table ------------------------------------------------------------ */
 
+/* The entries that switch devices, each leaving the caller's current
+ * device as it found it: guarded_NAME calls tendo__cuda_NAME between
+ * device_enter and device_leave.  (count, info, pool and stream_key
+ * leave the device alone.) */
+#define GUARDED(type, name, params, args)                                                                      \
+    static type guarded_##name params                                                                         \
+    {                                                                                                         \
+        int caller = device_enter();                                                                          \
+        type r = tendo__cuda_##name args;                                                                     \
+        device_leave(caller);                                                                                 \
+        return r;                                                                                             \
+    }
+GUARDED(bool, sync, (const char *op, tendo_device d), (op, d))
+GUARDED(bool, copy, (const char *op, tendo__tensor *out, const tendo__tensor *in), (op, out, in))
+GUARDED(bool, upload, (const char *op, tendo_device d, void *dst, const void *src, size_t n), (op, d, dst, src, n))
+GUARDED(bool, download, (const char *op, tendo_device d, void *dst, const void *src, size_t n),
+        (op, d, dst, src, n))
+GUARDED(bool, peer, (const char *op, tendo_device dd, void *dst, tendo_device sd, const void *src, size_t n),
+        (op, dd, dst, sd, src, n))
+GUARDED(bool, fill, (const char *op, tendo__tensor *t, const void *value), (op, t, value))
+GUARDED(bool, rand, (const char *op, tendo__tensor *t, tendo__cu_rand_fn fn, uint64_t seed, bool normal),
+        (op, t, fn, seed, normal))
+GUARDED(bool, loop,
+        (const char *op, const tendo__iter *it, const tendo__tensor *const *ts, tendo__cu_loop_fn fn,
+         const void *ctx),
+        (op, it, ts, fn, ctx))
+GUARDED(bool, rows,
+        (const char *op, const tendo__iter *starts, int64_t len, int64_t in_step, int64_t out_step,
+         const tendo__tensor *const *ts, int nts, tendo__cu_rows_fn fn, const void *ctx),
+        (op, starts, len, in_step, out_step, ts, nts, fn, ctx))
+GUARDED(bool, index,
+        (const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts,
+         tendo__cu_scatter_add_fn add),
+        (op, w, ts, nts, add))
+GUARDED(bool, tri_zero, (const char *op, tendo__tensor *t, int64_t k, bool upper), (op, t, k, upper))
+GUARDED(tendo__tensor *, matmul, (const char *op, const tendo__tensor *a, const tendo__tensor *b), (op, a, b))
+GUARDED(tendo__tensor *, rope,
+        (const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot, double base,
+         bool interleaved),
+        (op, x, positions, rot, base, interleaved))
+GUARDED(tendo__tensor *, attention,
+        (const char *op, const struct tendo__attn *a, const tendo__tensor *q, const tendo__tensor *k,
+         const tendo__tensor *v, const tendo__tensor *mask),
+        (op, a, q, k, v, mask))
+
 const tendo__device_ops tendo__cuda_device = {
     .built = true,
     .count = tendo__cuda_count,
     .info = tendo__cuda_info,
     .pool = tendo__cuda_pool,
     .stream_key = tendo__cuda_stream_key,
-    .sync = tendo__cuda_sync,
-    .copy = tendo__cuda_copy,
-    .upload = tendo__cuda_upload,
-    .download = tendo__cuda_download,
-    .peer = tendo__cuda_peer,
-    .fill = tendo__cuda_fill,
-    .rand = tendo__cuda_rand,
-    .loop = tendo__cuda_loop,
-    .rows = tendo__cuda_rows,
-    .index = tendo__cuda_index,
-    .tri_zero = tendo__cuda_tri_zero,
-    .matmul = tendo__cuda_matmul,
-    .rope = tendo__cuda_rope,
-    .attention = tendo__cuda_attention,
+    .sync = guarded_sync,
+    .copy = guarded_copy,
+    .upload = guarded_upload,
+    .download = guarded_download,
+    .peer = guarded_peer,
+    .fill = guarded_fill,
+    .rand = guarded_rand,
+    .loop = guarded_loop,
+    .rows = guarded_rows,
+    .index = guarded_index,
+    .tri_zero = guarded_tri_zero,
+    .matmul = guarded_matmul,
+    .rope = guarded_rope,
+    .attention = guarded_attention,
 };

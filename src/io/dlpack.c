@@ -8,7 +8,8 @@
  * elements as storage (tendo__storage_wrap) whose last release calls the
  * producer's deleter.  The storage is created with a release that does
  * nothing and armed only once the tensor exists, so that a failure never
- * calls the deleter.  A tensor tendo itself exported is recognised by its
+ * calls the deleter; for CUDA memory the deleter runs after tendo's work
+ * on the device is done.  A tensor tendo itself exported is recognised by its
  * deleter and imported as a view of the original storage.
  */
 #include <stdlib.h>
@@ -253,11 +254,23 @@ static void release_nothing(void *ctx, void *data, size_t nbytes)
     (void)ctx, (void)data, (void)nbytes;
 }
 
+/* Before the producer gets its memory back: waits for the work tendo
+ * queued on it, which may still be pending on any thread's stream (the
+ * producer may free or reuse the memory at once).  Wrapped memory has no
+ * pool block to note its uses, so the whole device; a broken device runs
+ * nothing more, and its error is the thread's last. */
+static void wait_for_tendo(DLDevice d)
+{
+    if (d.device_type == kDLCUDA || d.device_type == kDLCUDAManaged)
+        (void)tendo_sync(tendo_cuda(d.device_id));
+}
+
 static void release_versioned(void *ctx, void *data, size_t nbytes)
 {
     DLManagedTensorVersioned *m = ctx;
 
     (void)data, (void)nbytes;
+    wait_for_tendo(m->dl_tensor.device);
     if (m->deleter)
         m->deleter(m);
 }
@@ -267,6 +280,7 @@ static void release_legacy(void *ctx, void *data, size_t nbytes)
     DLManagedTensor *m = ctx;
 
     (void)data, (void)nbytes;
+    wait_for_tendo(m->dl_tensor.device);
     if (m->deleter)
         m->deleter(m);
 }

@@ -5,7 +5,8 @@
  * _NOT_SUPPORTED for a type combination outside its table).  A matrix
  * that reaches outside the device allocation it starts in is what a GPU
  * would fault on: CUBLAS_STATUS_EXECUTION_FAILED, and the device's
- * sticky cudaErrorIllegalAddress. */
+ * sticky cudaErrorIllegalAddress.  The checks are made by the call, the
+ * product when the handle's stream gets to it (queue.c). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -203,7 +204,38 @@ static void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k
     }
 }
 
-/* The checks and the work of both GEMM entry points. */
+/* A GEMM whose arguments passed the checks, queued on the handle's stream. */
+typedef struct gemm_job {
+    cublasOperation_t ta, tb;
+    int m, n, k;
+    double alpha;
+    operand A, B;
+    double beta;
+    operand C;
+    int batches;
+    bool dbl;
+} gemm_job;
+
+static void run_gemm(void *v)
+{
+    const gemm_job *g = v;
+
+    if (tendo__sim_sticky() == cudaSuccess) /* a broken context runs nothing */
+        gemm(g->ta, g->tb, g->m, g->n, g->k, g->alpha, &g->A, &g->B, g->beta, &g->C, g->batches, g->dbl);
+}
+
+static cublasStatus_t queue_gemm(cudaStream_t s, const gemm_job *g)
+{
+    gemm_job *copy = malloc(sizeof *copy);
+
+    if (!copy)
+        return CUBLAS_STATUS_ALLOC_FAILED;
+    *copy = *g;
+    tendo__sim_enqueue(s, run_gemm, free, copy);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* The checks of both GEMM entry points, then the work. */
 static cublasStatus_t gemm_checked(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                                    const void *alpha, operand A, operand B, const void *beta, operand C,
                                    int batches, cublasComputeType_t ct)
@@ -245,8 +277,7 @@ static cublasStatus_t gemm_checked(cublasHandle_t h, cublasOperation_t ta, cubla
         al = *(const float *)alpha;
         be = *(const float *)beta;
     }
-    gemm(ta, tb, m, n, k, al, &A, &B, be, &C, batches, dbl);
-    return CUBLAS_STATUS_SUCCESS;
+    return queue_gemm(h->stream, &(gemm_job){ta, tb, m, n, k, al, A, B, be, C, batches, dbl});
 }
 
 cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,

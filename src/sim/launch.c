@@ -1,6 +1,7 @@
 /* src/sim/launch.c - a kernel launch on the simulated device: the checks
- * CUDA makes of a launch configuration, then every block in turn on the
- * calling host thread, with its dynamic shared memory poisoned. */
+ * CUDA makes of a launch configuration, then (when its stream gets to it,
+ * queue.c) every block in turn on the host thread that runs the stream,
+ * with its dynamic shared memory poisoned. */
 #include "config.h"
 
 #include <pthread.h>
@@ -15,8 +16,16 @@ static __thread size_t dyn_size;
 static pthread_key_t dyn_key;
 static pthread_once_t dyn_once = PTHREAD_ONCE_INIT;
 
-/* At host thread exit: frees the thread's dynamic shared memory. */
-static void dyn_free(void *p) { free(p); }
+/* At host thread exit: frees the thread's dynamic shared memory (made
+ * again should a later exit handler still run a stream's queue, queue.c). */
+static void dyn_free(void *p)
+{
+    if (dyn_shared == p) {
+        dyn_shared = NULL;
+        dyn_size = 0;
+    }
+    free(p);
+}
 
 static void dyn_key_init(void) { (void)pthread_key_create(&dyn_key, dyn_free); }
 static atomic_ullong launches;
@@ -65,29 +74,43 @@ static bool reserve_shared(size_t n)
     return true;
 }
 
-void tendo__sim_launch(const tendo__sim_config *cfg, void (*body)(void *), void *arg)
-{
-    uint64_t seed;
-    const char *what = NULL;
-    cudaError_t e = tendo__sim_sticky();
+unsigned long long tendo__sim_launches(void) { return atomic_load(&launches); }
 
-    if (e != cudaSuccess) {
-        (void)tendo__sim_error(e);
+/* A launch accepted, to run when its stream gets to it. */
+typedef struct launch_job {
+    tendo__sim_config cfg;
+    uint64_t seed;
+    unsigned long long ordinal; /* 1 for the process's first launch */
+    void (*body)(void *), (*drop)(void *);
+    void *arg;
+} launch_job;
+
+/* Whether TENDO_SIM_FAIL_LAUNCH names launch n. */
+static bool injected_failure(unsigned long long n)
+{
+    const char *s = getenv("TENDO_SIM_FAIL_LAUNCH");
+
+    return s && *s && strtoull(s, NULL, 10) == n;
+}
+
+/* Runs every block of a launch in turn (on its device's broken context:
+ * nothing, as a GPU runs nothing more there). */
+static void run_launch(void *v)
+{
+    const launch_job *j = v;
+    const tendo__sim_config *cfg = &j->cfg;
+    const char *what = NULL;
+
+    if (tendo__sim_sticky() != cudaSuccess)
         return;
-    }
-    if (!tendo__sim_stream_ok(cfg->stream)) {
-        (void)tendo__sim_error(cudaErrorInvalidResourceHandle);
-        return;
-    }
-    if (!config_ok(cfg)) {
-        (void)tendo__sim_error(cudaErrorInvalidConfiguration);
+    if (injected_failure(j->ordinal)) {
+        (void)tendo__sim_error(cudaErrorLaunchFailure);
         return;
     }
     if (!reserve_shared(cfg->shmem)) {
         (void)tendo__sim_error(cudaErrorLaunchOutOfResources);
         return;
     }
-    seed = base_seed() * 0x2545F4914F6CDD1Dull + atomic_fetch_add(&launches, 1);
     tendo__sim_grid_dim = cfg->grid;
     tendo__sim_block_dim = cfg->block;
     for (unsigned z = 0; z < cfg->grid.z; z++)
@@ -98,11 +121,46 @@ void tendo__sim_launch(const tendo__sim_config *cfg, void (*body)(void *), void 
                 tendo__sim_block_idx.z = z;
                 /* NaN in every float type: reads before writes show */
                 memset(dyn_shared, 0xFF, cfg->shmem);
-                if (!tendo__sim_run_block(body, arg, seed + (((uint64_t)z * cfg->grid.y + y) * cfg->grid.x + x),
-                                          &what)) {
+                if (!tendo__sim_run_block(j->body, j->arg,
+                                          j->seed + (((uint64_t)z * cfg->grid.y + y) * cfg->grid.x + x), &what)) {
                     /* on a GPU: a hang or an unspecified launch failure */
                     (void)tendo__sim_error(cudaErrorLaunchFailure);
                     return;
                 }
             }
+}
+
+static void drop_launch(void *v)
+{
+    launch_job *j = v;
+
+    if (j->drop)
+        j->drop(j->arg);
+    free(j);
+}
+
+void tendo__sim_launch(const tendo__sim_config *cfg, void (*body)(void *), void (*drop)(void *), void *arg)
+{
+    cudaError_t e = tendo__sim_sticky();
+    launch_job *j = NULL;
+
+    if (e == cudaSuccess && !tendo__sim_stream_ok(cfg->stream))
+        e = cudaErrorInvalidResourceHandle;
+    else if (e == cudaSuccess && !config_ok(cfg))
+        e = cudaErrorInvalidConfiguration;
+    else if (e == cudaSuccess && !(j = malloc(sizeof *j)))
+        e = cudaErrorLaunchOutOfResources;
+    if (e != cudaSuccess) {
+        if (drop)
+            drop(arg);
+        (void)tendo__sim_error(e);
+        return;
+    }
+    j->cfg = *cfg;
+    j->ordinal = atomic_fetch_add(&launches, 1) + 1;
+    j->seed = base_seed() * 0x2545F4914F6CDD1Dull + (j->ordinal - 1);
+    j->body = body;
+    j->drop = drop;
+    j->arg = arg;
+    tendo__sim_enqueue(cfg->stream, run_launch, drop_launch, j);
 }

@@ -7,7 +7,8 @@
  * is cudaErrorInvalidValue, as on a GPU without unified memory.  New device
  * memory is filled with 0xFF bytes (NaN in every float type), so a read of
  * memory never written shows.  TENDO_SIM_FAIL_MALLOC=N makes the Nth
- * device allocation of the process fail. */
+ * device allocation of the process fail.  The copies, fills and frees
+ * that CUDA orders on a stream go through queue.c. */
 #include "config.h"
 
 #include <pthread.h>
@@ -75,8 +76,9 @@ static bool note(void *p, size_t size, int device)
 }
 
 /* Drops the block starting at p when it is of the kind asked for (a
- * device's, or pinned when pinned); false when there is none. */
-static bool forget(void *p, bool pinned)
+ * device's, or pinned when pinned), its size to *size and device to *dev
+ * (when not NULL); false when there is none. */
+static bool forget(void *p, bool pinned, size_t *size, int *dev)
 {
     size_t i;
     bool found = false;
@@ -86,6 +88,10 @@ static bool forget(void *p, bool pinned)
     if (i > 0 && table[i - 1].base == (uintptr_t)p && (table[i - 1].device < 0) == pinned) {
         if (table[i - 1].device >= 0)
             used[table[i - 1].device] -= table[i - 1].size;
+        if (size)
+            *size = table[i - 1].size;
+        if (dev)
+            *dev = table[i - 1].device;
         memmove(&table[i - 1], &table[i], (nblocks - i) * sizeof *table);
         nblocks--;
         found = true;
@@ -178,23 +184,54 @@ cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream)
     return cudaMalloc(devPtr, size);
 }
 
+/* Takes device allocation p out of the table and frees it, or, while
+ * work may be queued on it (deferred, unless in_order), makes it NaN and
+ * leaves it to queue.c to free once its device has run its queues. */
+static cudaError_t release(void *p, bool in_order)
+{
+    size_t size = 0;
+    int dev = 0;
+
+    if (!forget(p, false, &size, &dev))
+        return tendo__sim_error(cudaErrorInvalidValue);
+    if (tendo__sim_deferred() && !in_order) {
+        memset(p, 0xFF, size);
+        if (tendo__sim_bury(p, dev))
+            return cudaSuccess;
+        tendo__sim_flush_device(dev); /* no memory to wait: wait now */
+    }
+    free(p);
+    return cudaSuccess;
+}
+
 cudaError_t cudaFree(void *devPtr)
 {
     if (tendo__sim_sticky())
         return tendo__sim_error(tendo__sim_sticky());
     if (!devPtr)
         return cudaSuccess;
-    if (!forget(devPtr, false))
-        return tendo__sim_error(cudaErrorInvalidValue);
-    free(devPtr);
-    return cudaSuccess;
+    return release(devPtr, false);
+}
+
+/* A queued cudaFreeAsync: its stream's earlier work is done. */
+static void run_free(void *p)
+{
+    if (release(p, true) != cudaSuccess)
+        (void)cudaGetLastError(); /* freed twice meanwhile: nothing to tell */
 }
 
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream)
 {
     if (!tendo__sim_stream_ok(stream))
         return tendo__sim_error(cudaErrorInvalidResourceHandle);
-    return cudaFree(devPtr);
+    if (tendo__sim_sticky())
+        return tendo__sim_error(tendo__sim_sticky());
+    if (!devPtr)
+        return cudaSuccess;
+    if (tendo__sim_lookup(devPtr, 1, NULL, NULL) != TENDO__SIM_DEVICE)
+        return tendo__sim_error(cudaErrorInvalidValue);
+    tendo__sim_enqueue(stream, run_free, NULL, devPtr);
+    return cudaSuccess;
 }
 
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
@@ -210,7 +247,7 @@ cudaError_t cudaFreeHost(void *ptr)
 {
     if (!ptr)
         return cudaSuccess;
-    if (!forget(ptr, true))
+    if (!forget(ptr, true, NULL, NULL))
         return tendo__sim_error(cudaErrorInvalidValue);
     free(ptr);
     return cudaSuccess;
@@ -229,6 +266,72 @@ static bool side_ok(const void *p, size_t n, bool want_device, int *dev)
     if (want_device)
         return k == TENDO__SIM_DEVICE;
     return k != TENDO__SIM_DEVICE && !partial;
+}
+
+/* A copy or fill on a stream: from src, or of value when src is NULL;
+ * from its own snapshot of a pageable source when own is set. */
+typedef struct move {
+    void *dst;
+    const void *src;
+    size_t n;
+    int value;
+    bool own;
+} move;
+
+static void run_move(void *v)
+{
+    const move *m = v;
+
+    if (tendo__sim_sticky())
+        return; /* a broken context runs nothing */
+    if (m->src)
+        memmove(m->dst, m->src, m->n);
+    else
+        memset(m->dst, m->value, m->n);
+}
+
+static void drop_move(void *v)
+{
+    move *m = v;
+
+    if (m->own)
+        free((void *)m->src);
+    free(m);
+}
+
+/* Has the move of n bytes from src (or fill with value) to dst done on
+ * stream as CUDA would: a pageable source is read before the call
+ * returns, a pageable destination is written before it returns, and
+ * anything else happens when the stream gets to it. */
+static cudaError_t move_on(cudaStream_t stream, void *dst, const void *src, size_t n, int value)
+{
+    bool host_dst = tendo__sim_lookup(dst, n, NULL, NULL) == TENDO__SIM_HOST;
+    bool host_src = src && tendo__sim_lookup(src, n, NULL, NULL) == TENDO__SIM_HOST;
+    move *m;
+
+    if (!tendo__sim_deferred() || host_dst) {
+        tendo__sim_flush_stream(stream);
+        if (src)
+            memmove(dst, src, n);
+        else
+            memset(dst, value, n);
+        return cudaSuccess;
+    }
+    if (!(m = malloc(sizeof *m)))
+        return tendo__sim_error(cudaErrorMemoryAllocation);
+    *m = (move){dst, src, n, value, false};
+    if (host_src) {
+        void *snap = malloc(n);
+        if (!snap) {
+            free(m);
+            return tendo__sim_error(cudaErrorMemoryAllocation);
+        }
+        memcpy(snap, src, n);
+        m->src = snap;
+        m->own = true;
+    }
+    tendo__sim_enqueue(stream, run_move, drop_move, m);
+    return cudaSuccess;
 }
 
 /* The copy of every cudaMemcpy*: checks each side's kind, then copies. */
@@ -255,8 +358,7 @@ static cudaError_t copy(void *dst, const void *src, size_t count, enum cudaMemcp
     }
     if (!side_ok(dst, count, dd, NULL) || !side_ok(src, count, sd, NULL))
         return tendo__sim_error(cudaErrorInvalidValue);
-    memmove(dst, src, count);
-    return cudaSuccess;
+    return move_on(stream, dst, src, count, 0);
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
@@ -285,8 +387,7 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int s
         return cudaSuccess;
     if (!side_ok(dst, count, true, &dd) || !side_ok(src, count, true, &sd) || dd != dstDevice || sd != srcDevice)
         return tendo__sim_error(cudaErrorInvalidValue);
-    memmove(dst, src, count);
-    return cudaSuccess;
+    return move_on(stream, dst, src, count, 0);
 }
 
 cudaError_t cudaMemset(void *devPtr, int value, size_t count)
@@ -297,6 +398,5 @@ cudaError_t cudaMemset(void *devPtr, int value, size_t count)
         return cudaSuccess;
     if (!side_ok(devPtr, count, true, NULL))
         return tendo__sim_error(cudaErrorInvalidValue);
-    memset(devPtr, value, count);
-    return cudaSuccess;
+    return move_on(NULL, devPtr, NULL, count, value);
 }

@@ -2,9 +2,9 @@
  * devices: devices and their properties, the current device, errors
  * (each thread's last error; a sticky error breaks its device for good,
  * as a GPU fault breaks a context), streams, events and peer access.
- * Work runs when it is queued (launch.c, memory.c), so every stream and
- * event is complete whenever it is asked.  Defined against CUDA's own
- * header, so the signatures are the real ones. */
+ * When work runs is queue.c's business: the syncs here ask it to run
+ * what they wait for.  Defined against CUDA's own header, so the
+ * signatures are the real ones. */
 #include "config.h"
 
 #include <pthread.h>
@@ -40,6 +40,14 @@ int tendo__sim_device_count(void)
 }
 
 int tendo__sim_current(void) { return current; }
+
+int tendo__sim_swap_current(int dev)
+{
+    int prev = current;
+
+    current = dev;
+    return prev;
+}
 
 static bool valid_device(int d) { return d >= 0 && d < tendo__sim_device_count(); }
 
@@ -151,7 +159,11 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
     return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize(void) { return broken(); }
+cudaError_t cudaDeviceSynchronize(void)
+{
+    tendo__sim_flush_device(current);
+    return broken();
+}
 
 cudaError_t cudaDeviceCanAccessPeer(int *can, int device, int peer)
 {
@@ -238,6 +250,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
     if (!tendo__sim_stream_ok(stream))
         return tendo__sim_error(cudaErrorInvalidResourceHandle);
+    tendo__sim_flush_stream(stream);
     return broken();
 }
 
@@ -265,6 +278,7 @@ cudaError_t cudaStreamGetId(cudaStream_t stream, unsigned long long *id)
 struct CUevent_st {
     unsigned magic;
     int device;
+    tendo__sim_mark mark; /* where it was last recorded */
 };
 
 /* Whether ev is a live event of the current device. */
@@ -283,6 +297,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
         return tendo__sim_error(cudaErrorMemoryAllocation);
     ev->magic = EVENT_MAGIC;
     ev->device = current;
+    ev->mark = (tendo__sim_mark){NULL, 0};
     *event = ev;
     return cudaSuccess;
 }
@@ -293,24 +308,31 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
         return tendo__sim_sticky();
     if (!event_ok(event) || !tendo__sim_stream_ok(stream))
         return tendo__sim_error(cudaErrorInvalidResourceHandle);
+    event->mark = tendo__sim_mark_now(stream);
     return cudaSuccess;
 }
 
-cudaError_t cudaEventQuery(cudaEvent_t event)
-{
-    if (broken())
-        return tendo__sim_sticky();
-    if (!event || event->magic != EVENT_MAGIC)
-        return tendo__sim_error(cudaErrorInvalidResourceHandle);
-    return cudaSuccess;
-}
+/* A query runs the event's stream up to it (the simulated device is
+ * never found busy), so it is as complete as a synchronisation. */
+cudaError_t cudaEventQuery(cudaEvent_t event) { return cudaEventSynchronize(event); }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
+    if (!event || event->magic != EVENT_MAGIC)
+        return tendo__sim_error(broken() ? tendo__sim_sticky() : cudaErrorInvalidResourceHandle);
+    tendo__sim_mark_wait(event->mark);
+    return broken();
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
     if (broken())
         return tendo__sim_sticky();
-    if (!event || event->magic != EVENT_MAGIC)
+    if (!event || event->magic != EVENT_MAGIC || !tendo__sim_stream_ok(stream))
         return tendo__sim_error(cudaErrorInvalidResourceHandle);
+    if (flags & ~(unsigned)cudaEventWaitExternal)
+        return tendo__sim_error(cudaErrorInvalidValue);
+    tendo__sim_mark_enqueue_wait(stream, event->mark);
     return cudaSuccess;
 }
 

@@ -57,8 +57,14 @@ static __thread block_state *bs;
 static pthread_key_t bs_key;
 static pthread_once_t bs_once = PTHREAD_ONCE_INIT;
 
-/* At host thread exit: frees the thread's block state. */
-static void bs_free(void *b) { free(b); }
+/* At host thread exit: frees the thread's block state (made again should
+ * a later exit handler still run a stream's queue, queue.c). */
+static void bs_free(void *b)
+{
+    if (bs == b)
+        bs = NULL;
+    free(b);
+}
 
 static void bs_key_init(void) { (void)pthread_key_create(&bs_key, bs_free); }
 

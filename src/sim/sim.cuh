@@ -17,7 +17,10 @@
 
 #include <cuda_runtime.h>
 #include <device_launch_parameters.h>
+#include <new>
 #include <string.h>
+#include <tuple>
+#include <type_traits>
 
 #include "sim/sim.h"
 
@@ -85,16 +88,29 @@ static inline unsigned long long atomicCAS(unsigned long long *p, unsigned long 
 namespace {
 namespace tendo_sim {
 /* A launch of a kernel taking P...: called with the kernel's arguments,
- * it runs the kernel once per simulated thread, each with its own copy
- * of them. */
+ * it keeps a copy of them for as long as the launch is queued, and the
+ * kernel runs once per simulated thread, each with its own copy. */
 template <typename... P> struct launch {
     tendo__sim_config cfg;
     void (*kernel)(P...);
 
+    struct job {
+        void (*kernel)(P...);
+        std::tuple<P...> args;
+    };
+    static_assert(!std::disjunction<std::is_reference<P>...>::value, "kernel parameters are values");
+
     void operator()(P... p) const
     {
-        auto run = [&]() { kernel(p...); };
-        tendo__sim_launch(&cfg, [](void *f) { (*static_cast<decltype(run) *>(f))(); }, &run);
+        job *j = new (std::nothrow) job{kernel, std::tuple<P...>(p...)};
+
+        if (!j) {
+            (void)tendo__sim_error(cudaErrorLaunchOutOfResources);
+            return;
+        }
+        tendo__sim_launch(
+            &cfg, [](void *v) { std::apply(static_cast<job *>(v)->kernel, static_cast<job *>(v)->args); },
+            [](void *v) { delete static_cast<job *>(v); }, j);
     }
 };
 template <typename... P>
