@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tap.h"
 
@@ -84,6 +86,25 @@ static void k_poisoned(void *arg)
 }
 
 static void k_nothing(void *arg) { (void)arg; }
+
+/* out[t] = the float one past the end of the device buffer arg points to
+ * (64 floats): an out-of-bounds global read. */
+static void k_read_past(void *arg)
+{
+    const float *p = *(float *const *)arg;
+
+    out_ints[tendo__sim_thread_idx.x] = (int)p[64 + tendo__sim_thread_idx.x];
+}
+
+/* A 16-byte vector load from 4 bytes into a 16-byte aligned buffer. */
+typedef float v4f __attribute__((vector_size(16)));
+static void k_misaligned(void *arg)
+{
+    const float *p = *(float *const *)arg;
+    v4f v = *(const v4f *)(const void *)(p + 1);
+
+    out_ints[tendo__sim_thread_idx.x] = (int)v[0];
+}
 
 /* A launch on this thread's stream, waited for (work is deferred here):
  * the launch's error, or else the kernel's. */
@@ -366,6 +387,55 @@ static void test_fail_launch(void)
     is_int(cudaSuccess, launch(1, 1, 32, 0, k_nothing, NULL), "cuda:0 is unaffected");
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+/* Whether one block of body, run in a child process, dies with a report
+ * whose text has want in it (ASan and UBSan abort here, CI's way). */
+static bool dies_with(void (*body)(void *), void *arg, const char *want)
+{
+    char buf[8192];
+    size_t got = 0;
+    ssize_t r;
+    int fds[2], st = 0;
+    pid_t pid;
+
+    if (pipe(fds) != 0 || (pid = fork()) < 0)
+        bail("pipe or fork failed");
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        launch(1, 1, 32, 0, body, arg);
+        _exit(0);
+    }
+    close(fds[1]);
+    while (got + 1 < sizeof buf && (r = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0)
+        got += (size_t)r;
+    buf[got] = '\0';
+    close(fds[0]);
+    waitpid(pid, &st, 0);
+    if (!strstr(buf, want))
+        diag("the child said: %.300s", buf);
+    return !(WIFEXITED(st) && WEXITSTATUS(st) == 0) && strstr(buf, want);
+}
+#endif
+
+/* A kernel's out-of-bounds read and misaligned vector load, caught by
+ * AddressSanitizer and UndefinedBehaviorSanitizer in a sanitized build
+ * (CI's simulated ASan + UBSan step), since the kernels run as host code. */
+static void test_sanitizers(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    float *d = NULL;
+
+    is_int(cudaSuccess, cudaMalloc((void **)&d, 64 * sizeof(float)), "cudaMalloc of 64 floats");
+    ok(dies_with(k_read_past, &d, "heap-buffer-overflow"), "a kernel reading past its buffer is caught by ASan");
+    ok(dies_with(k_misaligned, &d, "misaligned address"),
+       "a kernel's 16-byte vector load from a 4-byte aligned address is caught by UBSan");
+    is_int(cudaSuccess, cudaFree(d), "cudaFree");
+#else
+    skip(4, "an out-of-bounds read and a misaligned vector load show in an ASan + UBSan build (CI runs one)");
+#endif
+}
+
 int main(void)
 {
     /* devices 2 and 3 take the sticky failures of test_launches, 4 the
@@ -379,6 +449,7 @@ int main(void)
     test_launches();
     test_defer();
     test_fail_launch();
+    test_sanitizers();
     test_cublas();
     return done_testing();
 }
