@@ -21,13 +21,6 @@
 #include "cuda/attention.h"
 
 #define TENDO_ATTN_THREADS 128
-/* nvcc keeps the attention kernel's registers within 128 threads a block;
- * the simulator (g++) has no such attribute. */
-#ifdef __CUDACC__
-#define TENDO_ATTN_BOUNDS __launch_bounds__(TENDO_ATTN_THREADS)
-#else
-#define TENDO_ATTN_BOUNDS
-#endif
 
 static __device__ __forceinline__ float tendo_attn_exp(float x) { return expf(x); }
 static __device__ __forceinline__ double tendo_attn_exp(double x) { return exp(x); }
@@ -106,7 +99,8 @@ static inline __host__ __device__ int64_t tendo_attn_shared(int64_t bq, int64_t 
  * thread e % TENDO_ATTN_THREADS's throughout: with R > 0 it accumulates in
  * acc[e / TENDO_ATTN_THREADS], with R = 0 in the output itself. */
 template <typename T, int R>
-__global__ void TENDO_ATTN_BOUNDS k_attention(tendo__cu_attn a)
+/* nvcc keeps its registers within 128 threads a block (t-ptxas checks). */
+__global__ void __launch_bounds__(TENDO_ATTN_THREADS) k_attention(tendo__cu_attn a)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = TENDO_ATTN_THREADS / 32;
     const int BQ = a.bq, BK = a.bk;

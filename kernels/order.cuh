@@ -301,7 +301,7 @@ static __device__ __forceinline__ A tendo_block_scan(A v, A *sh, A *total)
  * rounded to first (the CPU's compute type; int64_t for the integers), O
  * the output's element type. */
 template <typename T, typename A, typename C, typename O>
-__global__ void tendo_cumsum_rows(tendo__cu_rows r)
+__global__ void __launch_bounds__(TENDO_THREADS) tendo_cumsum_rows(tendo__cu_rows r)
 {
     __shared__ A sh[32];
     const int64_t per = (int64_t)blockDim.x * TENDO_CUMSUM_ITEMS;
@@ -351,7 +351,7 @@ static int tendo_cumsum_launch(const tendo__cu_rows *r)
 
 /* C is the dtype's compute type (the result is rounded to it first). */
 template <typename T, typename C>
-__global__ void tendo_var_rows(tendo__cu_rows r, tendo__cu_var_ctx c)
+__global__ void __launch_bounds__(TENDO_THREADS) tendo_var_rows(tendo__cu_rows r, tendo__cu_var_ctx c)
 {
     __shared__ double sh[32];
     const int64_t n = r.len;

@@ -1,7 +1,8 @@
 /* src/sim/sim.cuh - force-included (g++ -include) before every .cu source
  * of a --enable-cuda-sim build, which g++ then compiles as host C++.
  *
- * The CUDA qualifiers become plain C++ (__global__ and __device__ vanish,
+ * The CUDA qualifiers become plain C++ (__global__, __device__ and
+ * __launch_bounds__ vanish,
  * __shared__ is per host thread: the blocks of a launch run one after
  * another on it); threadIdx, blockIdx, blockDim and gridDim read the
  * simulator's running thread; __syncthreads and the warp shuffles are the
@@ -23,6 +24,11 @@
 #include <type_traits>
 
 #include "sim/sim.h"
+
+/* A kernel's register budget is ptxas's business (t-ptxas checks it): no
+ * meaning on the simulator. */
+#undef __launch_bounds__
+#define __launch_bounds__(...)
 
 #define threadIdx tendo__sim_thread_idx
 #define blockIdx tendo__sim_block_idx
