@@ -217,7 +217,7 @@ typedef bool (*mm_task)(const tendo__mm_plan *p, const tendo__tensor *a, const t
 /* a @ b into a new tensor of dtype out_dt: the shapes planned, the batches
  * folded where they can be, then (batch, row block) tasks on the threads. */
 static tendo__tensor *run_tasks(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo_dtype out_dt,
-                                bool (*prepare)(tendo__mm_plan *p, void *ctx), mm_task task, void *ctx)
+                                void (*prepare)(tendo__mm_plan *p, void *ctx), mm_task task, void *ctx)
 {
     tendo__mm_plan p;
     int64_t m, n, k, rows, cols, rblocks, cblocks, tiles, tasks;
@@ -270,12 +270,12 @@ typedef struct {
     bool blas;
 } float_ctx;
 
-static bool float_prepare(tendo__mm_plan *p, void *ctx)
+/* Decided once the batches are folded (the folded A is what CBLAS takes). */
+static void float_prepare(tendo__mm_plan *p, void *ctx)
 {
     float_ctx *c = ctx;
 
     c->blas = use_blas(&p->A, &p->B, c->t);
-    return true;
 }
 
 static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
