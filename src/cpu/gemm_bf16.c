@@ -9,10 +9,14 @@
  * as the instruction does) with round-to-nearest-even.  The instruction
  * treats bf16 subnormal inputs and f32 subnormal results as zero.
  *
+ * B is packed whole, once per product (tendo__gemm_bf16_pack_b): matmul.c
+ * packs it on all threads together and then hands row blocks of A to the
+ * threads, which share the packed B instead of each packing its own.
+ *
  * Determinism: every element of C sums its k pairs in increasing order in
- * KC blocks taken in increasing order, in whichever tile and row it sits,
+ * BKC blocks taken in increasing order, in whichever tile and row it sits,
  * so row blocks of any size (TENDO__GEMM_MR multiples, as matmul.c cuts)
- * give bitwise the same C as one call. */
+ * and column blocks of whole slivers give bitwise the same C as one call. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,18 +36,25 @@
 
 enum {
     BMR = 12,   /* rows of C per micro-kernel tile (12 x 2 accumulators) */
-    BNR = 32,   /* columns: two vectors of 16 */
-    BKC = 512,  /* k per block (256 pairs) */
-    BMC = 96,   /* rows of A per packed panel */
-    BNC = 2048, /* columns of B per packed panel */
+    BNR = TENDO__GEMM_BF16_NR, /* columns: two vectors of 16 */
+    BKC = 512,  /* k per block */
+    BKP = BKC / 2, /* k pairs per block: the slot of a packed A row */
+    BMC = 264,  /* rows of A per packed panel */
+    BNC = 2048, /* columns of B per pass over the A panel */
     BALIGN = 64,
 };
 
 _Static_assert(BMC % BMR == 0 && BNC % BNR == 0 && BKC % 2 == 0, "panels must be whole slivers of k pairs");
 
-#if GEMM_BF16
 static inline int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
 
+/* See cpu.h. */
+size_t tendo__gemm_bf16_b_bytes(int64_t k, int64_t n)
+{
+    return (size_t)((n + BNR - 1) / BNR * BNR) * (size_t)((k + 1) / 2) * 4;
+}
+
+#if GEMM_BF16
 /* The bf16 bits of element (r, s) of a strided operand p, or 0 outside
  * [0, rows) x [0, cols). */
 static inline uint32_t at(const uint16_t *p, int64_t rs, int64_t cs, int64_t r, int64_t s, int64_t rows,
@@ -52,58 +63,76 @@ static inline uint32_t at(const uint16_t *p, int64_t rs, int64_t cs, int64_t r, 
     return r < rows && s < cols ? p[r * rs + s * cs] : 0;
 }
 
-/* Packs rows i0..i0+mc of A (m rows, strides rs, cs), k from p0 on for kc,
- * into BMR-row slivers of k pairs: sliver t at dst + t*BMR*(kc/2 rounded
- * up), word [q*BMR + r] = A(i, 2q) | A(i, 2q+1) << 16; rows past m and the
- * k past the end are zero. */
-static void pack_a(const uint16_t *a, int64_t rs, int64_t cs, int64_t m, int64_t i0, int64_t mc,
-                   int64_t p0, int64_t kc, uint32_t *restrict dst)
+/* The 32-bit word at p (two bf16 of consecutive k), unaligned. */
+static inline uint32_t word(const uint16_t *p)
 {
-    int64_t pairs = (kc + 1) / 2;
-
-    for (int64_t t = 0; t < mc; t += BMR, dst += BMR * pairs) {
-        if (cs == 1 && t + BMR <= mc && kc % 2 == 0) { /* whole rows, k dense: each pair is one word */
-            for (int64_t r = 0; r < BMR; r++) {
-                const uint16_t *row = a + (i0 + t + r) * rs + p0;
-                for (int64_t q = 0; q < pairs; q++) {
-                    uint32_t w;
-                    memcpy(&w, row + 2 * q, sizeof w); /* x86 is little-endian: A(i, 2q) in the low half */
-                    dst[q * BMR + r] = w;
-                }
-            }
-            continue;
-        }
-        for (int64_t q = 0; q < pairs; q++)
-            for (int64_t r = 0; r < BMR; r++) {
-                int64_t i = i0 + t + r, kk = p0 + 2 * q;
-                dst[q * BMR + r] = i < i0 + mc ? at(a, rs, cs, i, kk, m, p0 + kc) | at(a, rs, cs, i, kk + 1, m, p0 + kc) << 16
-                                               : 0;
-            }
-    }
+    uint32_t w;
+    memcpy(&w, p, sizeof w); /* x86 is little-endian: *p in the low half */
+    return w;
 }
 
-/* Packs k from p0 on for kc, columns j0..j0+nc of B (n columns, strides rs,
- * cs) into BNR-column slivers: word [q*BNR + c] = B(2q, j) | B(2q+1, j) << 16. */
-static void pack_b(const uint16_t *b, int64_t rs, int64_t cs, int64_t n, int64_t p0, int64_t kc,
-                   int64_t j0, int64_t nc, uint32_t *restrict dst)
+/* Packs rows i0..i0+mc of A (m rows, strides rs, cs), k from p0 on for kc,
+ * into BMR-row slivers of k pairs, each row a slot of BKP words: sliver t
+ * at dst + t*BMR*BKP, word [r*BKP + q] = A(i, 2q) | A(i, 2q+1) << 16.  The
+ * fixed slot lets the kernel broadcast every row from one pointer with
+ * constant displacements, and makes packing a dense row a plain copy.
+ * Rows past the block and the k past its end are zero. */
+TARGET_BF16 static void pack_a(const uint16_t *a, int64_t rs, int64_t cs, int64_t m, int64_t i0, int64_t mc,
+                               int64_t p0, int64_t kc, uint32_t *restrict dst)
 {
     int64_t pairs = (kc + 1) / 2;
 
-    for (int64_t u = 0; u < nc; u += BNR, dst += BNR * pairs)
-        for (int64_t q = 0; q < pairs; q++) {
-            int64_t kk = p0 + 2 * q;
-            uint32_t *w = dst + q * BNR;
-            if (cs == 1 && j0 + u + BNR <= n && kk + 1 < p0 + kc) { /* two dense rows */
-                const uint16_t *r0 = b + kk * rs + j0 + u, *r1 = r0 + rs;
-                for (int64_t c = 0; c < BNR; c++)
-                    w[c] = r0[c] | (uint32_t)r1[c] << 16;
-            } else {
-                for (int64_t c = 0; c < BNR; c++) {
-                    int64_t j = j0 + u + c;
-                    w[c] = j < j0 + nc ? at(b, rs, cs, kk, j, p0 + kc, n) | at(b, rs, cs, kk + 1, j, p0 + kc, n) << 16
-                                       : 0;
+    for (int64_t t = 0; t < mc; t += BMR, dst += BMR * BKP)
+        for (int64_t r = 0; r < BMR; r++) {
+            int64_t i = i0 + t + r;
+            uint32_t *w = dst + r * BKP;
+            if (t + r >= mc)
+                memset(w, 0, (size_t)pairs * sizeof *w);
+            else if (cs == 1 && kc % 2 == 0) { /* k dense: the pairs are the row's words as they are */
+                const uint16_t *row = a + i * rs + p0;
+                for (int64_t q = 0; q < pairs; q += 16) { /* the slot is 64-byte aligned */
+                    __mmask16 keep = pairs - q >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (pairs - q)) - 1);
+                    _mm512_mask_store_epi32(w + q, keep, _mm512_maskz_loadu_epi32(keep, row + 2 * q));
                 }
             }
+            else
+                for (int64_t q = 0; q < pairs; q++)
+                    w[q] = at(a, rs, cs, i, p0 + 2 * q, m, p0 + kc) | at(a, rs, cs, i, p0 + 2 * q + 1, m, p0 + kc) << 16;
+        }
+}
+
+/* One B sliver, columns j0..j0+BNR, pairs k pairs from kk0 on (k rows in
+ * all, n columns): word [q*BNR + c] = B(2q, j) | B(2q+1, j) << 16, zero
+ * past k or n.  Rows of B dense (cs 1, a weight used as is) go 16 columns
+ * a vector at a time; columns of B dense (rs 1, a transposed Linear
+ * weight) are a word each. */
+TARGET_BF16 static void pack_b_sliver(const uint16_t *b, int64_t rs, int64_t cs, int64_t k, int64_t n, int64_t kk0,
+                                      int64_t pairs, int64_t j0, uint32_t *restrict dst)
+{
+    bool cols = j0 + BNR <= n;
+    int64_t q = 0, dense = cols ? imin(pairs, (k - kk0) / 2) : 0; /* pairs whose two rows exist */
+
+    if (cs == 1)
+        for (; q < dense; q++) {
+            const uint16_t *r0 = b + (kk0 + 2 * q) * rs + j0, *r1 = r0 + rs;
+            for (int h = 0; h < BNR; h += 16) {
+                __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(r0 + h)));
+                __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(r1 + h)));
+                _mm512_store_si512(dst + q * BNR + h, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+            }
+        }
+    else if (rs == 1 && dense > 0) {
+        for (int64_t c = 0; c < BNR; c++) {
+            const uint16_t *col = b + (j0 + c) * cs + kk0;
+            for (int64_t p = 0; p < dense; p++)
+                dst[p * BNR + c] = word(col + 2 * p);
+        }
+        q = dense;
+    }
+    for (; q < pairs; q++)
+        for (int64_t c = 0; c < BNR; c++) {
+            int64_t kk = kk0 + 2 * q;
+            dst[q * BNR + c] = at(b, rs, cs, kk, j0 + c, k, n) | at(b, rs, cs, kk + 1, j0 + c, k, n) << 16;
         }
 }
 
@@ -118,20 +147,39 @@ TARGET_BF16 static void kernel(int64_t pairs, const uint32_t *a, const uint32_t 
 #pragma GCC unroll 12
     for (int r = 0; r < BMR; r++)
         acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (int64_t q = 0; q < pairs; q++, a += BMR, b += BNR) {
+    for (int64_t q = 0; q < pairs; q++, a++, b += BNR) {
         __m512bh b0 = (__m512bh)_mm512_load_si512(b), b1 = (__m512bh)_mm512_load_si512(b + 16);
 #pragma GCC unroll 12
         for (int r = 0; r < BMR; r++) {
-            __m512bh ar = (__m512bh)_mm512_set1_epi32((int)a[r]);
+            __m512bh ar = (__m512bh)_mm512_set1_epi32((int)a[r * BKP]);
             acc[r][0] = _mm512_dpbf16_ps(acc[r][0], ar, b0);
             acc[r][1] = _mm512_dpbf16_ps(acc[r][1], ar, b1);
         }
+    }
+    if (mr == BMR && nr == BNR) { /* a whole tile: stored straight from the registers */
+#pragma GCC unroll 12
+        for (int r = 0; r < BMR; r++)
+#pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                float *cr = c + r * ldc + 16 * h;
+                __m512 v = _mm512_mul_ps(acc[r][h], _mm512_set1_ps(alpha));
+                if (beta != 0.0f)
+                    v = _mm512_fmadd_ps(_mm512_loadu_ps(cr), _mm512_set1_ps(beta), v);
+                _mm512_storeu_ps(cr, v);
+            }
+        return;
+    }
+    float part[BMR][BNR] __attribute__((aligned(64))); /* an edge tile: through memory, mr x nr of it */
+#pragma GCC unroll 12
+    for (int r = 0; r < BMR; r++) {
+        _mm512_store_ps(part[r], acc[r][0]);
+        _mm512_store_ps(part[r] + 16, acc[r][1]);
     }
     for (int r = 0; r < mr; r++)
         for (int h = 0; h < 2 && 16 * h < nr; h++) {
             __mmask16 keep = nr - 16 * h >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nr - 16 * h)) - 1);
             float *cr = c + r * ldc + 16 * h;
-            __m512 v = _mm512_mul_ps(acc[r][h], _mm512_set1_ps(alpha));
+            __m512 v = _mm512_mul_ps(_mm512_load_ps(part[r] + 16 * h), _mm512_set1_ps(alpha));
             if (beta != 0.0f)
                 v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(keep, cr), _mm512_set1_ps(beta), v);
             _mm512_mask_storeu_ps(cr, keep, v);
@@ -140,35 +188,48 @@ TARGET_BF16 static void kernel(int64_t pairs, const uint32_t *a, const uint32_t 
 #endif
 
 /* See cpu.h. */
-int tendo__gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
-                     const void *b, int64_t rsb, int64_t csb, float beta, float *c, int64_t ldc)
+void tendo__gemm_bf16_pack_b(int64_t k, int64_t n, const void *b, int64_t rsb, int64_t csb, int64_t s0, int64_t s1,
+                             void *dst)
 {
 #if GEMM_BF16
-    int64_t kcmax = imin(k, BKC), pairs_max = (kcmax + 1) / 2;
-    size_t abytes = (size_t)(BMC * pairs_max) * 4, bbytes = (size_t)(BNC * pairs_max) * 4;
-    size_t around = (abytes + BALIGN - 1) / BALIGN * BALIGN;
-    struct tendo__pool_block *blk;
-    uint32_t *ap, *bp;
+    int64_t slivers = (n + BNR - 1) / BNR;
 
-    if (!tendo__cpu_has(TENDO__CPU_AVX512BF16))
-        return 1;
+    for (int64_t pc = 0; pc < k; pc += BKC) { /* block pc: all slivers of its BKC/2 pairs, sliver after sliver */
+        int64_t pairs = (imin(BKC, k - pc) + 1) / 2;
+        uint32_t *blk = (uint32_t *)dst + pc / 2 * slivers * BNR;
+        for (int64_t s = s0; s < s1; s++)
+            pack_b_sliver(b, rsb, csb, k, n, pc, pairs, s * BNR, blk + s * pairs * BNR);
+    }
+#else
+    (void)k, (void)n, (void)b, (void)rsb, (void)csb, (void)s0, (void)s1, (void)dst;
+#endif
+}
+
+/* See cpu.h. */
+int tendo__gemm_bf16_packed(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
+                            const void *bp, int64_t bn, int64_t s0, float beta, float *c, int64_t ldc)
+{
+#if GEMM_BF16
+    int64_t slivers = (bn + BNR - 1) / BNR;
+    struct tendo__pool_block *blk;
+    uint32_t *ap;
+
     if (m <= 0 || n <= 0 || k <= 0)
-        return 1; /* nothing to multiply: the f32 path handles beta alone */
-    if (!(ap = tendo__gemm_scratch(around + bbytes, &blk))) /* the A panel, then the B panel */
+        return 0;
+    if (!(ap = tendo__gemm_scratch((size_t)(BMC * BKP) * 4, &blk))) /* the A panel */
         return -1;
-    bp = (uint32_t *)(void *)((char *)ap + around);
     for (int64_t jc = 0; jc < n; jc += BNC) {
         int64_t nc = imin(BNC, n - jc);
         for (int64_t pc = 0; pc < k; pc += BKC) {
-            int64_t kc = imin(BKC, k - pc), pairs = (kc + 1) / 2;
+            int64_t pairs = (imin(BKC, k - pc) + 1) / 2;
+            const uint32_t *bblk = (const uint32_t *)bp + (pc / 2 * slivers + s0 * pairs) * BNR;
             float blk_beta = pc == 0 ? beta : 1.0f;
-            pack_b(b, rsb, csb, n, pc, kc, jc, nc, bp);
             for (int64_t ic = 0; ic < m; ic += BMC) {
                 int64_t mc = imin(BMC, m - ic);
-                pack_a(a, rsa, csa, m, ic, mc, pc, kc, ap);
+                pack_a(a, rsa, csa, m, ic, mc, pc, imin(BKC, k - pc), ap);
                 for (int64_t j = 0; j < nc; j += BNR)
                     for (int64_t i = 0; i < mc; i += BMR)
-                        kernel(pairs, ap + i * pairs, bp + j * pairs, c + (ic + i) * ldc + jc + j, ldc,
+                        kernel(pairs, ap + i * BKP, bblk + (jc + j) * pairs, c + (ic + i) * ldc + jc + j, ldc,
                                imin(BMR, mc - i), imin(BNR, nc - j), alpha, blk_beta);
             }
         }
@@ -176,8 +237,28 @@ int tendo__gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const void *a
     tendo__gemm_scratch_free(blk);
     return 0;
 #else
-    (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)rsa, (void)csa, (void)b, (void)rsb, (void)csb;
+    (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)rsa, (void)csa, (void)bp, (void)bn, (void)s0;
     (void)beta, (void)c, (void)ldc;
-    return 1;
+    return -1;
 #endif
+}
+
+/* See cpu.h. */
+int tendo__gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
+                     const void *b, int64_t rsb, int64_t csb, float beta, float *c, int64_t ldc)
+{
+    struct tendo__pool_block *blk;
+    void *bp;
+    int rc;
+
+    if (!tendo__cpu_has(TENDO__CPU_AVX512BF16) || !GEMM_BF16)
+        return 1;
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 1; /* nothing to multiply: the f32 path handles beta alone */
+    if (!(bp = tendo__gemm_scratch(tendo__gemm_bf16_b_bytes(k, n), &blk)))
+        return -1;
+    tendo__gemm_bf16_pack_b(k, n, b, rsb, csb, 0, (n + BNR - 1) / BNR, bp);
+    rc = tendo__gemm_bf16_packed(m, n, k, alpha, a, rsa, csa, bp, n, 0, beta, c, ldc);
+    tendo__gemm_scratch_free(blk);
+    return rc;
 }

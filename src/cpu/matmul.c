@@ -48,27 +48,44 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, enum
  * gives an element different bits when its rows are cut differently (its
  * kernels for the last rows of a call sum in another order), so C never
  * depends on how many threads ran; t-nn checks 1, 2 and 3 threads bit for
- * bit.  Rows go in about ROW_BLOCK at a time, in an even number of equal
- * blocks where there is more than one (310 rows: 156 + 154, not 256 + 54,
- * which would leave one of two threads idle most of the time); a product
- * of one row block whose B is wide is cut into column blocks of about
- * COL_BLOCK instead (a decoder's [1, d] @ [d, 4d]).  Block starts are
- * multiples of TILE_ALIGN, whole tiles of tendo's micro-kernels. */
+ * bit.  Rows go in about ROW_BLOCK at a time, in an even number of
+ * blocks where there is more than one, as equal as whole micro-kernel
+ * tiles allow (ROW_ALIGN rows: 2048 rows are 8 blocks of 252 to 264, not 7
+ * of 288 and one of 32, which would leave one of two threads idle an
+ * eighth of the time); a product of one row block whose B is wide is cut
+ * into column blocks of about COL_BLOCK instead (a decoder's [1, d] @
+ * [d, 4d]), starting at whole B slivers (COL_ALIGN columns). */
 #define ROW_BLOCK 256
+#define ROW_ALIGN 12
 #define COL_BLOCK 512
-#define TILE_ALIGN 48
+#define COL_ALIGN 32
 
-/* The size of the blocks len is cut into: about target, an even count of
- * them where there is more than one, a multiple of TILE_ALIGN. */
-static int64_t block_size(int64_t len, int64_t target)
+/* How a length is cut: count blocks of about target, an even count where
+ * there is more than one, block b starting at unit b*units/count of align
+ * elements each (see cut_start). */
+typedef struct {
+    int64_t len, count, units, align;
+} cuts;
+
+static cuts cut(int64_t len, int64_t target, int64_t align)
 {
-    int64_t count = (len + target - 1) / target, size;
+    cuts c = {len, (len + target - 1) / target, (len + align - 1) / align, align};
 
-    if (count > 1 && count % 2)
-        count++;
-    size = (len + count - 1) / (count > 0 ? count : 1);
-    size = (size + TILE_ALIGN - 1) / TILE_ALIGN * TILE_ALIGN;
-    return size > 0 ? size : TILE_ALIGN;
+    if (c.count > 1 && c.count % 2)
+        c.count++;
+    if (c.count > c.units)
+        c.count = c.units;
+    if (c.count < 1)
+        c.count = 1;
+    return c;
+}
+
+/* Where block b of c starts (b == c->count: the end). */
+static int64_t cut_start(const cuts *c, int64_t b)
+{
+    int64_t at = b * c->units / c->count * c->align;
+
+    return at < c->len ? at : c->len;
 }
 
 #ifdef TENDO_HAVE_CBLAS
@@ -91,7 +108,7 @@ void tendo__blas_one_thread(void)
  * computing in double; crow points at row r0) = A @ B, b pointing at B's
  * first column of them; false on out of memory. */
 static bool gemm_rows(const operand *A, const operand *B, const char *a, const char *b, int64_t n, int64_t ldc,
-                      void *crow, const tendo__traits *t, int64_t r0, int64_t r1, bool blas)
+                      void *crow, const tendo__traits *t, int64_t r0, int64_t r1, bool blas, const void *bpacked)
 {
     int64_t k = A->cols;
     const char *ar = a + r0 * A->rs * (int64_t)t->size;
@@ -119,6 +136,9 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
     if (dbl)
         return tendo__dgemm(r1 - r0, n, k, 1.0, (const double *)(const void *)ar, A->rs, A->cs,
                             (const double *)(const void *)b, B->rs, B->cs, 0.0, (double *)crow, ldc) == 0;
+    if (bpacked) /* bf16 B packed once for every row block (see float_prepare) */
+        return tendo__gemm_bf16_packed(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, bpacked, n, 0, 0.0f, (float *)crow,
+                                       ldc) == 0;
 #ifdef TENDO_HAVE_BF16
     if (t == tendo__traits_of(TENDO_BF16)) { /* vdpbf16ps where the CPU has it */
         int done = tendo__gemm_bf16(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, 0.0f, (float *)crow, ldc);
@@ -158,7 +178,7 @@ typedef struct {
  * that is not its own compute type gets the tile in a float scratch from
  * the CPU's pool, then narrowed row by row.  False on out of memory. */
 static bool gemm_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
-                      const tendo__traits *t, int64_t bi, tile x, bool blas)
+                      const tendo__traits *t, int64_t bi, tile x, bool blas, const void *bpacked)
 {
     int64_t aoff, boff, m = p->A.rows, n = p->B.cols, csize = (int64_t)t->size, nc = x.c1 - x.c0;
     size_t rsize = t->compute == TENDO__COMPUTE_DOUBLE ? sizeof(double) : sizeof(float);
@@ -177,7 +197,7 @@ static bool gemm_task(const tendo__mm_plan *p, const tendo__tensor *a, const ten
     tendo__mm_batch_offsets(p, bi, &aoff, &boff);
     done = gemm_rows(&p->A, &p->B, (const char *)tendo__tensor_data(a) + aoff * csize,
                      (const char *)tendo__tensor_data(b) + (boff + x.c0 * p->B.cs) * csize, nc, blk ? nc : n, c, t,
-                     x.r0, x.r1, blas);
+                     x.r0, x.r1, blas, bpacked);
     if (blk) {
         for (int64_t r = 0; done && r < x.r1 - x.r0; r++)
             t->narrow((const char *)c + r * nc * (int64_t)rsize, dst + r * n * csize, 1, nc);
@@ -214,13 +234,27 @@ static void fold_batches(tendo__mm_plan *p)
 typedef bool (*mm_task)(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b,
                         tendo__tensor *out, int64_t bi, tile x, const void *ctx);
 
+/* What a kind of product may do around its tasks (every hook optional).
+ * prepare: called once the batches are folded, with the number of row
+ * blocks; returns how many parts of shared work (a B packed once for all
+ * row blocks) the threads do before the tasks start, or -1 on out of
+ * memory.  share: does part i of them.  finish: releases what prepare
+ * took, whatever happened. */
+typedef struct {
+    int64_t (*prepare)(const tendo__mm_plan *p, const tendo__tensor *b, int64_t rblocks, void *ctx);
+    void (*share)(int64_t i, void *ctx);
+    void (*finish)(void *ctx);
+} mm_hooks;
+
 /* a @ b into a new tensor of dtype out_dt: the shapes planned, the batches
- * folded where they can be, then (batch, row block) tasks on the threads. */
+ * folded where they can be, then the shared work and the (batch, tile)
+ * tasks on the threads. */
 static tendo__tensor *run_tasks(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo_dtype out_dt,
-                                void (*prepare)(tendo__mm_plan *p, void *ctx), mm_task task, void *ctx)
+                                const mm_hooks *hooks, mm_task task, void *ctx)
 {
     tendo__mm_plan p;
-    int64_t m, n, k, rows, cols, rblocks, cblocks, tiles, tasks;
+    int64_t m, n, k, tiles, tasks, parts = 0;
+    cuts rows, cols;
     tendo__tensor *out;
     int threads = tendo__threads();
     bool failed = false;
@@ -236,26 +270,34 @@ static tendo__tensor *run_tasks(const char *op, const tendo__tensor *a, const te
     k = p.A.cols;
     if (m * n == 0 || p.nbatches == 0)
         return out;
-    if (prepare)
-        prepare(&p, ctx);
     if (p.nbatches * m * n * (k > 0 ? k : 1) < ((int64_t)1 << 18))
         threads = 1;
-    rows = block_size(m, ROW_BLOCK);
-    rblocks = (m + rows - 1) / rows;
-    cols = rblocks == 1 ? block_size(n, COL_BLOCK) : n;
-    cblocks = (n + cols - 1) / cols;
-    tiles = rblocks * cblocks;
+    rows = cut(m, ROW_BLOCK, ROW_ALIGN);
+    cols = cut(n, rows.count == 1 ? COL_BLOCK : n, COL_ALIGN);
+    tiles = rows.count * cols.count;
     tasks = p.nbatches * tiles;
-    if (threads > tasks)
-        threads = (int)tasks;
-    (void)threads;
-TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| : failed))
-    for (int64_t i = 0; i < tasks; i++) {
-        int64_t r0 = (i % tiles) / cblocks * rows, c0 = (i % cblocks) * cols;
-        tile x = {r0, r0 + rows < m ? r0 + rows : m, c0, c0 + cols < n ? c0 + cols : n};
-        if (!task(&p, a, b, out, i / tiles, x, ctx))
-            failed = true;
+    if (hooks && hooks->prepare && (parts = hooks->prepare(&p, b, rows.count, ctx)) < 0)
+        failed = true;
+    else {
+        if (threads > tasks)
+            threads = (int)tasks;
+        (void)threads;
+TENDO__OMP(omp parallel num_threads(threads) reduction(|| : failed))
+        {
+TENDO__OMP(omp for schedule(static))
+            for (int64_t i = 0; i < parts; i++)
+                hooks->share(i, ctx);
+TENDO__OMP(omp for schedule(dynamic))
+            for (int64_t i = 0; i < tasks; i++) {
+                int64_t r = (i % tiles) / cols.count, c = i % cols.count;
+                tile x = {cut_start(&rows, r), cut_start(&rows, r + 1), cut_start(&cols, c), cut_start(&cols, c + 1)};
+                if (!task(&p, a, b, out, i / tiles, x, ctx))
+                    failed = true;
+            }
+        }
     }
+    if (hooks && hooks->finish)
+        hooks->finish(ctx);
     if (failed) {
         tendo__tensor_free(out);
         tendo__fail(TENDO_ERR_OOM, op, "out of memory for GEMM panels");
@@ -264,18 +306,55 @@ TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| 
     return out;
 }
 
-/* A float product's task context: its dtype, and whether CBLAS runs it. */
+/* A float product's task context: its dtype, whether CBLAS runs it, and
+ * for bf16 the B packed once for all row blocks (NULL where each task
+ * packs its own). */
 typedef struct {
     const tendo__traits *t;
     bool blas;
+    const char *b;     /* B's first element */
+    const operand *B;  /* its shape and strides */
+    void *bpacked;
+    tendo__pool_block *bblk;
 } float_ctx;
 
-/* Decided once the batches are folded (the folded A is what CBLAS takes). */
-static void float_prepare(tendo__mm_plan *p, void *ctx)
+/* Decided once the batches are folded (the folded A is what CBLAS takes).
+ * A bf16 B that every task reads whole (one batch, several row blocks) is
+ * packed once, one sliver per part, instead of once per row block. */
+static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, int64_t rblocks, void *ctx)
 {
     float_ctx *c = ctx;
 
     c->blas = use_blas(&p->A, &p->B, c->t);
+#ifdef TENDO_HAVE_BF16
+    if (c->t == tendo__traits_of(TENDO_BF16) && p->nbatches == 1 && rblocks > 1 && p->A.cols > 0 &&
+        tendo__cpu_has(TENDO__CPU_AVX512BF16)) {
+        int64_t boff, aoff;
+        if (!(c->bpacked = tendo__gemm_scratch(tendo__gemm_bf16_b_bytes(p->A.cols, p->B.cols), &c->bblk)))
+            return -1;
+        tendo__mm_batch_offsets(p, 0, &aoff, &boff);
+        c->b = (const char *)tendo__tensor_data(b) + boff * (int64_t)c->t->size;
+        c->B = &p->B;
+        return (p->B.cols + TENDO__GEMM_BF16_NR - 1) / TENDO__GEMM_BF16_NR;
+    }
+#else
+    (void)b, (void)rblocks;
+#endif
+    return 0;
+}
+
+static void float_share(int64_t i, void *ctx)
+{
+    float_ctx *c = ctx;
+
+    tendo__gemm_bf16_pack_b(c->B->rows, c->B->cols, c->b, c->B->rs, c->B->cs, i, i + 1, c->bpacked);
+}
+
+static void float_finish(void *ctx)
+{
+    float_ctx *c = ctx;
+
+    tendo__gemm_scratch_free(c->bblk);
 }
 
 static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
@@ -283,18 +362,19 @@ static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const te
 {
     const float_ctx *c = ctx;
 
-    return gemm_task(p, a, b, out, c->t, bi, x, c->blas);
+    return gemm_task(p, a, b, out, c->t, bi, x, c->blas, c->bpacked);
 }
 
 tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
 {
-    float_ctx c = {tendo__traits_of(a->dtype), false};
+    static const mm_hooks hooks = {float_prepare, float_share, float_finish};
+    float_ctx c = {tendo__traits_of(a->dtype), false, NULL, NULL, NULL, NULL};
 
     if (c.t->compute != TENDO__COMPUTE_FLOAT && !(c.t->compute == TENDO__COMPUTE_DOUBLE && c.t->own_compute)) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CPU matmul for %s", c.t->name);
         return NULL;
     }
-    return run_tasks(op, a, b, a->dtype, float_prepare, float_task, &c);
+    return run_tasks(op, a, b, a->dtype, &hooks, float_task, &c);
 }
 
 #if defined(TENDO_HAVE_I8) && defined(TENDO_HAVE_I32) /* tensor_i8_matmul_i32 */
