@@ -21,6 +21,7 @@
 #include "config.h"
 #include "core/device.h"
 #include "core/iter.h"
+#include "core/pool.h"
 #include "core/traits.h"
 #include "core/transformer.h"
 #include "cpu/cpu.h"
@@ -35,30 +36,33 @@
 #define BK 512 /* keys per step */
 
 /* t's elements in row-major order as dense compute-type values: t's own
- * memory when it is contiguous and its own compute type (*owned false),
- * else a new buffer (*owned true).  NULL on out of memory. */
-static void *dense_compute(const tendo__tensor *t, const tendo__traits *tr, bool *owned)
+ * memory when it is contiguous and its own compute type (*blk NULL), else
+ * a buffer from the CPU's pool (*blk, for tendo__gemm_scratch_free: the
+ * pool's pages are faulted in already, fresh ones each call are not).
+ * NULL on out of memory. */
+static void *dense_compute(const tendo__tensor *t, const tendo__traits *tr, tendo__pool_block **blk)
 {
     size_t n = (size_t)t->numel;
+    tendo__pool_block *rawblk;
     void *buf, *raw;
 
-    *owned = false;
+    *blk = NULL;
     if (tr->own_compute && tendo__tensor_contiguous(t))
         return tendo__tensor_data(t);
-    if (!(buf = tendo__malloc((n ? n : 1) * tr->compute_size)))
+    if (!(buf = tendo__gemm_scratch(n * tr->compute_size, blk)))
         return NULL;
-    *owned = true;
     if (tendo__tensor_contiguous(t)) {
         tr->widen(tendo__tensor_data(t), 1, buf, (int64_t)n);
         return buf;
     }
-    if (!(raw = tendo__malloc((n ? n : 1) * tr->size))) {
-        free(buf);
+    if (!(raw = tendo__gemm_scratch(n * tr->size, &rawblk))) {
+        tendo__gemm_scratch_free(*blk);
+        *blk = NULL;
         return NULL;
     }
     tendo__copy_to_dense(t, raw);
     tr->widen(raw, 1, buf, (int64_t)n);
-    free(raw);
+    tendo__gemm_scratch_free(rawblk);
     return buf;
 }
 
@@ -275,7 +279,8 @@ ROW_MAP(double, f64)
         const T *Q = q + ((b * a->hq + h) * lq + i0) * d;                                             \
         const T *K = k + (b * a->hkv + hk) * lk * d, *V = v + (b * a->hkv + hk) * lk * dv;             \
         T *O = out + ((b * a->hq + h) * lq + i0) * dv;                                                \
-        T *S = tendo__malloc((size_t)(bq * BK + 2 * bq + BK) * sizeof(T)), *m, *l, *mrow;             \
+        tendo__pool_block *sblk;                                                                     \
+        T *S = tendo__gemm_scratch((size_t)(bq * BK + 2 * bq + BK) * sizeof(T), &sblk), *m, *l, *mrow; \
         int64_t moff = mask ? mask_offset(a, b, h) : 0, jend = lk;                                    \
                                                                                                      \
         if (!S)                                                                                      \
@@ -324,7 +329,7 @@ ROW_MAP(double, f64)
         for (int64_t r = 0; r < bq && lk > 0; r++) /* no keys at all: a sum of nothing, 0 */          \
             for (int64_t c = 0; c < dv; c++)                                                         \
                 O[r * dv + c] /= l[r]; /* 0/0 = NaN where no key was visible */                      \
-        free(S);                                                                                     \
+        tendo__gemm_scratch_free(sblk);                                                              \
         return true;                                                                                 \
     }
 
@@ -335,7 +340,8 @@ static tendo__tensor *cpu_attention(const char *op, const tendo__attn *a, const 
                                     const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask)
 {
     const tendo__traits *t = tendo__traits_of(q->dtype);
-    bool dbl = t->compute == TENDO__COMPUTE_DOUBLE, oq = false, ok_ = false, ov = false, failed = false;
+    bool dbl = t->compute == TENDO__COMPUTE_DOUBLE, failed = false;
+    tendo__pool_block *qblk = NULL, *kblk = NULL, *vblk = NULL, *oblk = NULL;
     int64_t shape[TENDO_MAX_DIMS], nqb = (a->lq + BQ - 1) / BQ, tasks = a->batch * a->hq * nqb;
     tendo__tensor *out;
     void *Q = NULL, *K = NULL, *V = NULL, *O = NULL;
@@ -346,9 +352,9 @@ static tendo__tensor *cpu_attention(const char *op, const tendo__attn *a, const 
     shape[q->ndim - 1] = a->dv;
     if (!(out = tendo__tensor_new(op, q->dtype, q->ndim, shape, q->storage->device)))
         return NULL;
-    if (!(Q = dense_compute(q, t, &oq)) || !(K = dense_compute(k, t, &ok_)) || !(V = dense_compute(v, t, &ov)))
+    if (!(Q = dense_compute(q, t, &qblk)) || !(K = dense_compute(k, t, &kblk)) || !(V = dense_compute(v, t, &vblk)))
         goto oom;
-    O = t->own_compute ? tendo__tensor_data(out) : tendo__malloc((size_t)(out->numel ? out->numel : 1) * t->compute_size);
+    O = t->own_compute ? tendo__tensor_data(out) : tendo__gemm_scratch((size_t)out->numel * t->compute_size, &oblk);
     if (!O)
         goto oom;
     tendo__blas_one_thread();
@@ -367,21 +373,19 @@ TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| 
     }
     if (failed)
         goto oom;
-    if (!t->own_compute) {
+    if (!t->own_compute)
         t->narrow(O, tendo__tensor_data(out), 1, out->numel);
-        free(O);
-    }
-    if (oq) free(Q);
-    if (ok_) free(K);
-    if (ov) free(V);
+    tendo__gemm_scratch_free(oblk);
+    tendo__gemm_scratch_free(qblk);
+    tendo__gemm_scratch_free(kblk);
+    tendo__gemm_scratch_free(vblk);
     return out;
 oom:
     tendo__fail(TENDO_ERR_OOM, op, "out of memory for attention over q %s", tendo__shape_str(q->ndim, q->shape).s);
-    if (O && !t->own_compute)
-        free(O);
-    if (oq) free(Q);
-    if (ok_) free(K);
-    if (ov) free(V);
+    tendo__gemm_scratch_free(oblk);
+    tendo__gemm_scratch_free(qblk);
+    tendo__gemm_scratch_free(kblk);
+    tendo__gemm_scratch_free(vblk);
     tendo__tensor_free(out);
     return NULL;
 }

@@ -101,11 +101,45 @@ TARGET_BF16 static void pack_a(const uint16_t *a, int64_t rs, int64_t cs, int64_
         }
 }
 
+/* dst[w*BNR + r] = word w of row r, for 16 rows of 16 words (32 bf16) at
+ * src + r*ld: a 16 x 16 transpose of 32-bit words, in three shuffle
+ * stages (words within 128-bit lanes, then pairs, then the lanes). */
+TARGET_BF16 static void transpose16(const uint16_t *src, int64_t ld, uint32_t *restrict dst)
+{
+    __m512i r[16], t[16];
+
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_si512((const void *)(src + i * ld));
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) { /* lane L of t[i]: rows i, i+1 of words 4L, 4L+1; t[i+1]: 4L+2, 4L+3 */
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < 16; g += 4) { /* lane L of r[g + j]: rows g..g+3 of word 4L + j */
+        r[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+        r[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+        r[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+        r[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) { /* word 4L + j: lane L of r[j], r[4+j], r[8+j], r[12+j] */
+        __m512i x0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44), x1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xee);
+        __m512i y0 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44), y1 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xee);
+        _mm512_store_si512(dst + (0 + j) * BNR, _mm512_shuffle_i32x4(x0, y0, 0x88));
+        _mm512_store_si512(dst + (4 + j) * BNR, _mm512_shuffle_i32x4(x0, y0, 0xdd));
+        _mm512_store_si512(dst + (8 + j) * BNR, _mm512_shuffle_i32x4(x1, y1, 0x88));
+        _mm512_store_si512(dst + (12 + j) * BNR, _mm512_shuffle_i32x4(x1, y1, 0xdd));
+    }
+}
+
 /* One B sliver, columns j0..j0+BNR, pairs k pairs from kk0 on (k rows in
  * all, n columns): word [q*BNR + c] = B(2q, j) | B(2q+1, j) << 16, zero
  * past k or n.  Rows of B dense (cs 1, a weight used as is) go 16 columns
  * a vector at a time; columns of B dense (rs 1, a transposed Linear
- * weight) are a word each. */
+ * weight) hold each pair as one word: 16 x 16 blocks of them are
+ * transposed in registers, reading each column in order. */
 TARGET_BF16 static void pack_b_sliver(const uint16_t *b, int64_t rs, int64_t cs, int64_t k, int64_t n, int64_t kk0,
                                       int64_t pairs, int64_t j0, uint32_t *restrict dst)
 {
@@ -122,9 +156,15 @@ TARGET_BF16 static void pack_b_sliver(const uint16_t *b, int64_t rs, int64_t cs,
             }
         }
     else if (rs == 1 && dense > 0) {
+        for (; q + 16 <= dense; q += 16) {
+            for (int c = 0; c < BNR; c++) /* the same line of the next sliver's columns: a weight is read once */
+                _mm_prefetch((const char *)(b + (j0 + BNR + c) * cs + kk0 + 2 * q), _MM_HINT_T0);
+            for (int h = 0; h < BNR; h += 16)
+                transpose16(b + (j0 + h) * cs + kk0 + 2 * q, cs, dst + q * BNR + h);
+        }
         for (int64_t c = 0; c < BNR; c++) {
             const uint16_t *col = b + (j0 + c) * cs + kk0;
-            for (int64_t p = 0; p < dense; p++)
+            for (int64_t p = q; p < dense; p++)
                 dst[p * BNR + c] = word(col + 2 * p);
         }
         q = dense;
