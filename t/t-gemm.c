@@ -1,6 +1,6 @@
 /* t/t-gemm.c - tests for tendo__sgemm (src/cpu/gemm.c), and for the bf16
- * cases again through tendo__gemm_bf16 (src/cpu/gemm_bf16.c, vdpbf16ps)
- * where the CPU has AVX512_BF16.
+ * cases again through tendo__pgemm (src/cpu/gemm_avx512.c: vdpbf16ps where
+ * the CPU has AVX512_BF16), and the f32 cases through its AVX-512 FMA kernel.
  *
  * Every product is checked against a double-precision reference computed
  * from the same (widened) operand values, with a rigorous error bound:
@@ -9,7 +9,8 @@
  * k-block sum in increasing k, then alpha*s, the fold into C and beta*c0
  * with at most two roundings each), so by Higham's lemma
  *     |C - ref| <= gamma_r * (|alpha| * sum_k |a||b| + |beta||c0|),
- * gamma_r = r*u / (1 - r*u), r = k + 2*ceil(k/KC) + 2,
+ * gamma_r = r*u / (1 - r*u), r = k + 2*ceil(k/KMIN) + 2 (KMIN <= KC: the
+ * AVX-512 f32 kernel's shorter k blocks),
  * plus a few units of 2^-52 for the double reference's own rounding.
  * C sits in a larger buffer (row stride ldc > n, a tail after the last
  * row) filled with a sentinel pattern that must survive bit for bit.
@@ -26,7 +27,8 @@
 #include "cpu/half.h"
 #include "tap.h"
 
-enum { MR = TENDO__GEMM_MR, KC = TENDO__GEMM_KC, TAIL = 37 };
+/* KMIN: the smallest k block of any kernel (AVX-512 f32: 256 < KC). */
+enum { MR = TENDO__GEMM_MR, KC = TENDO__GEMM_KC, KMIN = 256, TAIL = 37 };
 
 static const uint32_t SENTINEL = 0xdeadbeefu;
 
@@ -225,7 +227,7 @@ static void free_c(cmat *c)
 static double worst_error(const mat *A, const mat *B, const cmat *c, int64_t k, float alpha,
                           float beta)
 {
-    int64_t nb = (k + KC - 1) / KC;
+    int64_t nb = (k + KMIN - 1) / KMIN;
     double r = (double)(k + 2 * nb + 2), u = 0x1p-24;
     double gamma = r * u / (1.0 - r * u) + (double)(k + 4) * 0x1p-52;
     double worst = 0.0;
@@ -253,16 +255,22 @@ static double worst_error(const mat *A, const mat *B, const cmat *c, int64_t k, 
     return worst;
 }
 
-/* When set, bf16 products go through tendo__gemm_bf16 instead. */
-static int via_bf16_kernel;
+/* When set, bf16 (f32) products go through the AVX-512 kernel of
+ * tendo__pgemm instead. */
+static int via_bf16_kernel, via_f32_kernel;
 
-/* tendo__sgemm, or tendo__gemm_bf16 for bf16 operands when via_bf16_kernel. */
+/* tendo__sgemm, or tendo__pgemm where via_*_kernel asks for it (and it has
+ * something to multiply: it leaves k == 0 to tendo__sgemm). */
 static int run_gemm(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
                     const void *b, int64_t rsb, int64_t csb, const tendo__traits *t, float beta, float *c, int64_t ldc)
 {
+    int rc = 1;
+
     if (via_bf16_kernel && t == traits(G_BF16))
-        return tendo__gemm_bf16(m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, ldc);
-    return tendo__sgemm(m, n, k, alpha, a, rsa, csa, b, rsb, csb, t, beta, c, ldc);
+        rc = tendo__pgemm(TENDO__PGEMM_BF16, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, ldc);
+    else if (via_f32_kernel && t == traits(G_F32))
+        rc = tendo__pgemm(TENDO__PGEMM_F32, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, ldc);
+    return rc == 1 ? tendo__sgemm(m, n, k, alpha, a, rsa, csa, b, rsb, csb, t, beta, c, ldc) : rc;
 }
 
 /* One test case. */
@@ -481,23 +489,35 @@ static void test_kernel(const char *kernel)
     test_splits();
 }
 
-/* The bf16 cases through the vdpbf16ps kernel. */
-static void test_bf16_kernel(void)
+/* The bf16 (f32) cases through the AVX-512 vdpbf16ps (FMA) kernel of
+ * tendo__pgemm, where this CPU (as TENDO_CPU caps it) runs it. */
+static void test_avx512_kernel(gtype type)
 {
-    if (!tendo__cpu_has(TENDO__CPU_AVX512BF16)) {
-        skip(1, "no AVX512_BF16 on this CPU (or TENDO_CPU caps it): the vdpbf16ps kernel is not used");
+    bool bf16 = type == G_BF16;
+    const char *name = bf16 ? "avx512bf16" : "avx512";
+    char what[64];
+
+    if (!tendo__pgemm_available(bf16 ? TENDO__PGEMM_BF16 : TENDO__PGEMM_F32)) {
+        skip(1, "no %s on this CPU (or TENDO_CPU caps it): its %s kernel is not used", name, type_name[type]);
         return;
     }
-    diag("micro-kernel: avx512bf16 (bf16 operands)");
-    via_bf16_kernel = 1;
-    test_shapes("avx512bf16 shapes bf16", G_BF16, NSHAPES);
-    test_random("avx512bf16 random bf16", G_BF16, 25);
-    test_strides(G_BF16);
-    test_bcast_rows_equal(G_BF16);
-    test_row_split(L_COL, L_ROW, G_BF16, -1.0f);
-    test_row_split(L_FLIP_ROWS, L_STRIDED, G_BF16, 0.5f);
-    test_row_split(L_ROW, L_FLIP_COLS, G_BF16, 0.0f);
-    via_bf16_kernel = 0;
+    diag("micro-kernel: %s (%s operands)", name, type_name[type]);
+    *(bf16 ? &via_bf16_kernel : &via_f32_kernel) = 1;
+    snprintf(what, sizeof what, "%s shapes %s", name, type_name[type]);
+    test_shapes(what, type, NSHAPES);
+    snprintf(what, sizeof what, "%s random %s", name, type_name[type]);
+    test_random(what, type, bf16 ? 25 : 40);
+    test_strides(type);
+    test_bcast_rows_equal(type);
+    if (!bf16) { /* alpha, beta and k == 0 reach the f32 kernel alone */
+        test_scalars();
+        test_empty();
+    }
+    test_row_split(L_COL, L_ROW, type, -1.0f);
+    test_row_split(L_FLIP_ROWS, L_STRIDED, type, 0.5f);
+    test_row_split(L_ROW, L_FLIP_COLS, type, 0.0f);
+    test_row_split(L_STRIDED, L_COL, type, 1.0f);
+    via_bf16_kernel = via_f32_kernel = 0;
 }
 
 int main(void)
@@ -507,7 +527,8 @@ int main(void)
     tendo__gemm_force_portable(1);
     test_kernel("portable");
     tendo__gemm_force_portable(0);
-    test_bf16_kernel();
+    test_avx512_kernel(G_BF16);
+    test_avx512_kernel(G_F32);
     diag("largest error / bound: %g", worst_seen);
     return done_testing();
 }

@@ -741,13 +741,43 @@ static void test_exp64(const char *path, int dense)
     free(z);
 }
 
+/* tendo__vexp_shift_sum_f32: every x[i] becomes exactly what
+ * tendo__vexp_f32 gives for x[i] - shift, and the sum is those values
+ * added in the documented order (lane i % 16, then folded), for lengths
+ * 0..70 with -inf entries (masked scores) among them. */
+static void test_exp_shift_sum(const char *path)
+{
+    enum { MAXN = 70 };
+    float x[MAXN], y[MAXN], want[MAXN];
+    int bad = 0;
+
+    for (int n = 0; n <= MAXN; n++) {
+        float shift = (float)uniform(-3.0, 3.0), lane[16] = {0};
+        for (int i = 0; i < n; i++) {
+            x[i] = i % 7 == 3 ? -INFINITY : (float)uniform(-30.0, 3.0);
+            want[i] = x[i] - shift;
+        }
+        tendo__vexp_f32(want, want, n);
+        memcpy(y, x, sizeof y);
+        float sum = tendo__vexp_shift_sum_f32(y, shift, n);
+        for (int i = 0; i < n; i++) {
+            bad += !same(y[i], want[i]);
+            lane[i % 16] += want[i];
+        }
+        bad += !same(sum, tendo__vmath_fold16(lane));
+    }
+    ok(bad == 0, "exp_shift_sum %s: lengths 0..%d equal exp(x - shift) and their sum in lane order (%d bad)", path,
+       MAXN, bad);
+}
+
 /* ---- main --------------------------------------------------------------- */
 
-/* All checks for one path: "avx2" (the CPU's choice) or "scalar". */
+/* All checks for one path: the CPU's choice ("avx512" or "avx2", as
+ * TENDO_CPU caps it) or "scalar". */
 static void run_path(int scalar)
 {
     tendo__vmath_force_scalar(scalar);
-    const char *path = tendo__vmath_uses_avx2() ? "avx2" : "scalar";
+    const char *path = tendo__vmath_path();
     if (!scalar && !tendo__vmath_uses_avx2())
         diag("no AVX2+FMA here: the default path is the scalar one");
     for (int k = 0; k < NFNS; k++) {
@@ -767,6 +797,7 @@ static void run_path(int scalar)
     }
     test_specials(path);
     test_exp64(path, !scalar);
+    test_exp_shift_sum(path);
     tendo__vmath_force_scalar(0);
 }
 

@@ -33,7 +33,7 @@
 #endif
 
 #define BQ 128  /* queries per task */
-#define BK 512 /* keys per step */
+#define BK 512 /* keys per step: whole k blocks (256) and slivers (32) of the packed K^T and V */
 
 /* t's elements in row-major order as dense compute-type values: t's own
  * memory when it is contiguous and its own compute type (*blk NULL), else
@@ -201,7 +201,7 @@ static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, con
  * and the sum of s[0..n): eight independent lanes in a fixed order, so the
  * compiler vectorizes them without reassociating. */
 #define ROW_REDUCE(T, SFX)                                                                       \
-    static T row_max_##SFX(const T *s, int64_t n)                                                \
+    static inline T row_max_##SFX(const T *s, int64_t n)                                               \
     {                                                                                            \
         T lane[8], mx;                                                                           \
         int64_t j = 0;                                                                           \
@@ -217,7 +217,7 @@ static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, con
             mx = lane[l] > mx ? lane[l] : mx;                                                    \
         return mx;                                                                               \
     }                                                                                            \
-    static T row_sum_##SFX(const T *s, int64_t n)                                                \
+    static inline T row_sum_##SFX(const T *s, int64_t n)                                               \
     {                                                                                            \
         T lane[8] = {0}, sum;                                                                    \
         int64_t j = 0;                                                                           \
@@ -230,11 +230,14 @@ static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, con
         return sum;                                                                              \
     }
 
+/* s[j] = exp(s[j] - m) over n values, returning their sum. */
+static float exp_sum_f32(float *s, float m, int64_t n) { return tendo__vexp_shift_sum_f32(s, m, n); }
+
 /* x[j] += y[j], x[j] += v and x[j] *= v over n values, in blocks of eight
  * (so that -O2 vectorizes them; it leaves plain loops of unknown length
  * scalar). */
 #define ROW_MAP(T, SFX)                                                                          \
-    static void row_add_##SFX(T *restrict x, const T *restrict y, int64_t n)                     \
+    static inline void row_add_##SFX(T *restrict x, const T *restrict y, int64_t n)                     \
     {                                                                                            \
         int64_t j = 0;                                                                           \
         for (; j + 8 <= n; j += 8)                                                               \
@@ -243,7 +246,7 @@ static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, con
         for (; j < n; j++)                                                                       \
             x[j] += y[j];                                                                        \
     }                                                                                            \
-    static void row_shift_##SFX(T *x, T v, int64_t n)                                            \
+    static inline void row_shift_##SFX(T *x, T v, int64_t n)                                           \
     {                                                                                            \
         int64_t j = 0;                                                                           \
         for (; j + 8 <= n; j += 8)                                                               \
@@ -252,7 +255,7 @@ static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, con
         for (; j < n; j++)                                                                       \
             x[j] += v;                                                                           \
     }                                                                                            \
-    static void row_scale_##SFX(T *x, T v, int64_t n)                                            \
+    static inline void row_scale_##SFX(T *x, T v, int64_t n)                                           \
     {                                                                                            \
         int64_t j = 0;                                                                           \
         for (; j + 8 <= n; j += 8)                                                               \
@@ -264,15 +267,71 @@ static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, con
 
 ROW_REDUCE(float, f32)
 ROW_REDUCE(double, f64)
+
+/* K^T and V of one (batch, kv head) packed for tendo__pgemm_packed (f32
+ * on AVX-512 CPUs): packed once per head instead of once per query block
+ * and key block, as a BLAS call would. */
+typedef struct {
+    const void *kt, *v;
+} packed_kv;
+
+/* S (bq x bk, row stride BK) = scale * Q K^T over keys [j0, j0 + bk):
+ * from the packed K^T of pk when there is one.  False on out of memory. */
+static bool qk_f32(const tendo__attn *a, const float *Q, const float *K, const packed_kv *pk, int64_t j0, int64_t bq,
+                   int64_t bk, float *S)
+{
+    if (pk)
+        return tendo__pgemm_packed(TENDO__PGEMM_F32, bq, bk, a->d, (float)a->scale, Q, a->d, 1, pk->kt, a->lk,
+                                   j0 / TENDO__PGEMM_NR, 0.0f, S, BK) == 0;
+    gemm_f32(true, bq, bk, a->d, (float)a->scale, Q, a->d, K + j0 * a->d, a->d, 0, S, BK);
+    return true;
+}
+
+/* O (bq x dv) += P V over keys [j0, j0 + bk), P in S (row stride BK). */
+static bool pv_f32(const tendo__attn *a, const float *S, const float *V, const packed_kv *pk, int64_t j0, int64_t bq,
+                   int64_t bk, float *O)
+{
+    if (pk) { /* the packed V's k blocks start at j0, a multiple of its block (BK is) */
+        int64_t slivers = (a->dv + TENDO__PGEMM_NR - 1) / TENDO__PGEMM_NR;
+        return tendo__pgemm_packed(TENDO__PGEMM_F32, bq, a->dv, bk, 1.0f, S, BK, 1,
+                                   (const uint32_t *)pk->v + j0 * slivers * TENDO__PGEMM_NR, a->dv, 0, 1.0f, O,
+                                   a->dv) == 0;
+    }
+    gemm_f32(false, bq, a->dv, bk, 1, S, BK, V + j0 * a->dv, a->dv, 1, O, a->dv);
+    return true;
+}
+
+static bool qk_f64(const tendo__attn *a, const double *Q, const double *K, const packed_kv *pk, int64_t j0, int64_t bq,
+                   int64_t bk, double *S)
+{
+    (void)pk;
+    gemm_f64(true, bq, bk, a->d, a->scale, Q, a->d, K + j0 * a->d, a->d, 0, S, BK);
+    return true;
+}
+
+static bool pv_f64(const tendo__attn *a, const double *S, const double *V, const packed_kv *pk, int64_t j0, int64_t bq,
+                   int64_t bk, double *O)
+{
+    (void)pk;
+    gemm_f64(false, bq, a->dv, bk, 1, S, BK, V + j0 * a->dv, a->dv, 1, O, a->dv);
+    return true;
+}
 ROW_MAP(float, f32)
 ROW_MAP(double, f64)
+
+static double exp_sum_f64(double *s, double m, int64_t n)
+{
+    row_shift_f64(s, -m, n);
+    tendo__vexp_f64(s, s, n);
+    return row_sum_f64(s, n);
+}
 
 /* One task of attention in type T: queries [i0, i0 + BQ) of head h of
  * batch b, into out's rows (dense [batch, hq, lq, dv]).  mask (or NULL)
  * is read through its dtype's widen.  False on out of memory. */
-#define ATTEND_BLOCK(NAME, T, GEMM, VEXP, EXP, SFX)                                                       \
-    static bool NAME(const tendo__attn *a, const T *q, const T *k, const T *v, const char *mask,       \
-                     const tendo__traits *mt, T *out, int64_t b, int64_t h, int64_t i0)                \
+#define ATTEND_BLOCK(NAME, T, EXP, SFX)                                                                   \
+    static bool NAME(const tendo__attn *a, const T *q, const T *k, const T *v, const packed_kv *pk,    \
+                     const char *mask, const tendo__traits *mt, T *out, int64_t b, int64_t h, int64_t i0) \
     {                                                                                                \
         const int64_t lq = a->lq, lk = a->lk, d = a->d, dv = a->dv, hk = h / (a->hq / a->hkv);        \
         const int64_t i1 = i0 + BQ < lq ? i0 + BQ : lq, bq = i1 - i0;                                 \
@@ -282,9 +341,12 @@ ROW_MAP(double, f64)
         tendo__pool_block *sblk;                                                                     \
         T *S = tendo__gemm_scratch((size_t)(bq * BK + 2 * bq + BK) * sizeof(T), &sblk), *m, *l, *mrow; \
         int64_t moff = mask ? mask_offset(a, b, h) : 0, jend = lk;                                    \
+        bool ok = true;                                                                              \
                                                                                                      \
         if (!S)                                                                                      \
             return false;                                                                            \
+        if (pk)                                                                                      \
+            pk += b * a->hkv + hk;                                                                   \
         m = S + bq * BK;                                                                             \
         l = m + bq;                                                                                  \
         mrow = l + bq;                                                                               \
@@ -295,9 +357,10 @@ ROW_MAP(double, f64)
         memset(O, 0, (size_t)(bq * dv) * sizeof(T));                                                 \
         if (a->causal) /* the last key the last query sees, plus one */                              \
             jend = i1 + lk - lq < lk ? i1 + lk - lq : lk;                                            \
-        for (int64_t j0 = 0; j0 < jend; j0 += BK) {                                                  \
+        for (int64_t j0 = 0; j0 < jend && ok; j0 += BK) {                                            \
             const int64_t bk = jend - j0 < BK ? jend - j0 : BK;                                      \
-            GEMM(true, bq, bk, d, (T)a->scale, Q, d, K + j0 * d, d, 0, S, BK);                       \
+            if (!(ok = qk_##SFX(a, Q, K, pk, j0, bq, bk, S)))                                        \
+                break;                                                                               \
             for (int64_t r = 0; r < bq; r++) {                                                       \
                 T *s = S + r * BK, mx, mnew, corr;                                                   \
                 if (mask) {                                                                          \
@@ -317,31 +380,68 @@ ROW_MAP(double, f64)
                     continue;                                                                        \
                 }                                                                                    \
                 corr = EXP(m[r] - mnew);                                                             \
-                row_shift_##SFX(s, -mnew, bk);                                                       \
-                VEXP(s, s, bk);                                                                      \
-                l[r] = l[r] * corr + row_sum_##SFX(s, bk);                                           \
+                l[r] = l[r] * corr + exp_sum_##SFX(s, mnew, bk);                                     \
                 if (corr != 1)                                                                       \
                     row_scale_##SFX(O + r * dv, corr, dv);                                           \
                 m[r] = mnew;                                                                         \
             }                                                                                        \
-            GEMM(false, bq, dv, bk, 1, S, BK, V + j0 * dv, dv, 1, O, dv);                            \
+            ok = pv_##SFX(a, S, V, pk, j0, bq, bk, O);                                               \
         }                                                                                            \
         for (int64_t r = 0; r < bq && lk > 0; r++) /* no keys at all: a sum of nothing, 0 */          \
             for (int64_t c = 0; c < dv; c++)                                                         \
                 O[r * dv + c] /= l[r]; /* 0/0 = NaN where no key was visible */                      \
         tendo__gemm_scratch_free(sblk);                                                              \
-        return true;                                                                                 \
+        return ok;                                                                                   \
     }
 
-ATTEND_BLOCK(attend_f32, float, gemm_f32, tendo__vexp_f32, expf, f32)
-ATTEND_BLOCK(attend_f64, double, gemm_f64, tendo__vexp_f64, exp, f64)
+ATTEND_BLOCK(attend_f32, float, expf, f32)
+ATTEND_BLOCK(attend_f64, double, exp, f64)
+
+/* Packs K^T and V of every (batch, kv head) for the AVX-512 f32 kernel
+ * into one pool block (*blk), on the threads; NULL (and *blk NULL) where
+ * that kernel does not run (f64, other CPUs) or on out of memory (*oom). */
+static packed_kv *pack_kv(const tendo__attn *a, const float *K, const float *V, int threads,
+                          tendo__pool_block **blk, bool *oom)
+{
+    int64_t heads = a->batch * a->hkv;
+    size_t kbytes = tendo__pgemm_b_bytes(TENDO__PGEMM_F32, a->d, a->lk);
+    size_t vbytes = tendo__pgemm_b_bytes(TENDO__PGEMM_F32, a->lk, a->dv);
+    size_t each = (kbytes + vbytes + 63) / 64 * 64, head = (size_t)heads * sizeof(packed_kv);
+    char *buf;
+    packed_kv *pk;
+
+    *blk = NULL;
+    *oom = false;
+    if (!tendo__pgemm_available(TENDO__PGEMM_F32) || heads == 0 || a->lk == 0 || a->d == 0 || a->dv == 0)
+        return NULL;
+    head = (head + 63) / 64 * 64;
+    if (!(buf = tendo__gemm_scratch(head + (size_t)heads * each, blk))) {
+        *oom = true;
+        return NULL;
+    }
+    pk = (packed_kv *)(void *)buf;
+    (void)threads;
+TENDO__OMP(omp parallel for num_threads(threads) schedule(static))
+    for (int64_t i = 0; i < heads; i++) {
+        char *kt = buf + head + (size_t)i * each, *v = kt + kbytes;
+        /* K^T: d x lk, K's rows are its columns */
+        tendo__pgemm_pack_b(TENDO__PGEMM_F32, a->d, a->lk, K + i * a->lk * a->d, 1, a->d, 0,
+                            (a->lk + TENDO__PGEMM_NR - 1) / TENDO__PGEMM_NR, kt);
+        tendo__pgemm_pack_b(TENDO__PGEMM_F32, a->lk, a->dv, V + i * a->lk * a->dv, a->dv, 1, 0,
+                            (a->dv + TENDO__PGEMM_NR - 1) / TENDO__PGEMM_NR, v);
+        pk[i].kt = kt;
+        pk[i].v = v;
+    }
+    return pk;
+}
 
 static tendo__tensor *cpu_attention(const char *op, const tendo__attn *a, const tendo__tensor *q,
                                     const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask)
 {
     const tendo__traits *t = tendo__traits_of(q->dtype);
     bool dbl = t->compute == TENDO__COMPUTE_DOUBLE, failed = false;
-    tendo__pool_block *qblk = NULL, *kblk = NULL, *vblk = NULL, *oblk = NULL;
+    tendo__pool_block *qblk = NULL, *kblk = NULL, *vblk = NULL, *oblk = NULL, *pblk = NULL;
+    packed_kv *pk = NULL;
     int64_t shape[TENDO_MAX_DIMS], nqb = (a->lq + BQ - 1) / BQ, tasks = a->batch * a->hq * nqb;
     tendo__tensor *out;
     void *Q = NULL, *K = NULL, *V = NULL, *O = NULL;
@@ -362,12 +462,18 @@ static tendo__tensor *cpu_attention(const char *op, const tendo__attn *a, const 
         threads = 1;
     if (threads > tasks)
         threads = tasks > 0 ? (int)tasks : 1;
+    if (!dbl) {
+        bool oom;
+        pk = pack_kv(a, K, V, threads, &pblk, &oom);
+        if (oom)
+            goto oom;
+    }
     (void)threads;
 TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| : failed))
     for (int64_t i = 0; i < tasks; i++) {
         int64_t b = i / (a->hq * nqb), h = (i / nqb) % a->hq, i0 = (i % nqb) * BQ;
-        bool done = dbl ? attend_f64(a, Q, K, V, mdata, mask ? tendo__traits_of(mask->dtype) : NULL, O, b, h, i0)
-                        : attend_f32(a, Q, K, V, mdata, mask ? tendo__traits_of(mask->dtype) : NULL, O, b, h, i0);
+        bool done = dbl ? attend_f64(a, Q, K, V, NULL, mdata, mask ? tendo__traits_of(mask->dtype) : NULL, O, b, h, i0)
+                        : attend_f32(a, Q, K, V, pk, mdata, mask ? tendo__traits_of(mask->dtype) : NULL, O, b, h, i0);
         if (!done)
             failed = true;
     }
@@ -375,6 +481,7 @@ TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| 
         goto oom;
     if (!t->own_compute)
         t->narrow(O, tendo__tensor_data(out), 1, out->numel);
+    tendo__gemm_scratch_free(pblk);
     tendo__gemm_scratch_free(oblk);
     tendo__gemm_scratch_free(qblk);
     tendo__gemm_scratch_free(kblk);
@@ -382,6 +489,7 @@ TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| 
     return out;
 oom:
     tendo__fail(TENDO_ERR_OOM, op, "out of memory for attention over q %s", tendo__shape_str(q->ndim, q->shape).s);
+    tendo__gemm_scratch_free(pblk);
     tendo__gemm_scratch_free(oblk);
     tendo__gemm_scratch_free(qblk);
     tendo__gemm_scratch_free(kblk);

@@ -35,27 +35,34 @@ bool tendo__cpu_has(unsigned mask);
 float tendo__best_f32(const float *v, int64_t n, bool largest, bool *nan);
 double tendo__best_f64(const double *v, int64_t n, bool largest, bool *nan);
 
-/* C (m x n, f32, row stride ldc) = alpha * A B + beta * C for bf16 A and
- * B (element strides, any) with vdpbf16ps (src/cpu/gemm_bf16.c): 0 when
- * done, 1 when this CPU (or build) has no such kernel or there is nothing
- * to multiply (C untouched: use tendo__sgemm), -1 out of memory.  Packs B
- * itself; the three functions after it let callers pack B once and share
- * it between threads. */
-int tendo__gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
-                     const void *b, int64_t rsb, int64_t csb, float beta, float *c, int64_t ldc);
-/* Bytes of the packed form of a bf16 B of k rows and n columns (64-byte
- * aligned storage expected), in TENDO__GEMM_BF16_NR-column slivers. */
-size_t tendo__gemm_bf16_b_bytes(int64_t k, int64_t n);
+/* The packed-panel GEMMs of AVX-512 CPUs (src/cpu/gemm_avx512.c): bf16
+ * operands with vdpbf16ps (AVX512_BF16), f32 operands with vfmadd
+ * (AVX-512F); both accumulate in f32. */
+typedef enum { TENDO__PGEMM_BF16, TENDO__PGEMM_F32 } tendo__pgemm_kind;
+/* Whether this CPU (and build) runs kind's kernel. */
+bool tendo__pgemm_available(tendo__pgemm_kind kind);
+/* C (m x n, f32, row stride ldc) = alpha * A B + beta * C for A and B of
+ * kind (element strides, any): 0 when done, 1 when this CPU has no such
+ * kernel or there is nothing to multiply (C untouched: use tendo__sgemm),
+ * -1 out of memory.  Packs B itself; the three functions after it let
+ * callers pack B once and share it between threads. */
+int tendo__pgemm(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa,
+                 int64_t csa, const void *b, int64_t rsb, int64_t csb, float beta, float *c, int64_t ldc);
+/* Bytes of the packed form of a B of k rows and n columns (64-byte
+ * aligned storage expected), in TENDO__PGEMM_NR-column slivers. */
+size_t tendo__pgemm_b_bytes(tendo__pgemm_kind kind, int64_t k, int64_t n);
 /* Packs slivers [s0, s1) (columns s0*NR .. s1*NR) of B (k x n, element
  * strides rsb, csb) into dst, laid out for all n: disjoint sliver ranges
- * may be packed by different threads into one dst.  Needs AVX512_BF16. */
-void tendo__gemm_bf16_pack_b(int64_t k, int64_t n, const void *b, int64_t rsb, int64_t csb, int64_t s0, int64_t s1,
-                             void *dst);
-/* As tendo__gemm_bf16 with B already packed by tendo__gemm_bf16_pack_b:
- * bp packs a B of bn columns, and this product takes its n columns from
- * sliver s0 on.  0, or -1 when the A panel could not be allocated. */
-int tendo__gemm_bf16_packed(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
-                            const void *bp, int64_t bn, int64_t s0, float beta, float *c, int64_t ldc);
+ * may be packed by different threads into one dst.  Only where
+ * tendo__pgemm_available(kind). */
+void tendo__pgemm_pack_b(tendo__pgemm_kind kind, int64_t k, int64_t n, const void *b, int64_t rsb, int64_t csb,
+                         int64_t s0, int64_t s1, void *dst);
+/* As tendo__pgemm with B already packed by tendo__pgemm_pack_b: bp packs
+ * a B of bn columns, and this product takes its n columns from sliver s0
+ * on.  0, or -1 when the A panel could not be allocated. */
+int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, float alpha, const void *a,
+                        int64_t rsa, int64_t csa, const void *bp, int64_t bn, int64_t s0, float beta, float *c,
+                        int64_t ldc);
 
 /* C (m x n, int32, row stride ldc) = A B for int8 A and B (element
  * strides, any), every product summed exactly, wrapping modulo 2^32 as

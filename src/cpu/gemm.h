@@ -33,8 +33,8 @@
 #define TENDO__GEMM_KC 384
 #define TENDO__GEMM_MC 96
 #define TENDO__GEMM_NC 4080
-/* Columns per B sliver of the bf16 kernel (src/cpu/gemm_bf16.c). */
-#define TENDO__GEMM_BF16_NR 32
+/* Columns per B sliver of the AVX-512 kernels (src/cpu/gemm_avx512.c). */
+#define TENDO__PGEMM_NR 32
 
 struct tendo__traits;
 

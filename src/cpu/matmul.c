@@ -104,18 +104,33 @@ void tendo__blas_one_thread(void)
 #endif
 }
 
+/* A float product's context: its dtype, how its tiles are multiplied
+ * (CBLAS, one of the AVX-512 kernels, or tendo__sgemm/dgemm), and B packed
+ * once for all row blocks for the AVX-512 kernels (NULL where each task
+ * packs its own). */
+typedef struct {
+    const tendo__traits *t;
+    bool blas;
+    int pkind;         /* a tendo__pgemm_kind, or -1 */
+    const char *b;     /* B's first element */
+    const operand *B;  /* its shape and strides */
+    void *bpacked;
+    tendo__pool_block *bblk;
+} float_ctx;
+
 /* Rows [r0, r1) of C (n columns, row stride ldc: f32, or f64 for a dtype
  * computing in double; crow points at row r0) = A @ B, b pointing at B's
  * first column of them; false on out of memory. */
 static bool gemm_rows(const operand *A, const operand *B, const char *a, const char *b, int64_t n, int64_t ldc,
-                      void *crow, const tendo__traits *t, int64_t r0, int64_t r1, bool blas, const void *bpacked)
+                      void *crow, const float_ctx *ctx, int64_t r0, int64_t r1)
 {
+    const tendo__traits *t = ctx->t;
     int64_t k = A->cols;
     const char *ar = a + r0 * A->rs * (int64_t)t->size;
     bool dbl = t->compute == TENDO__COMPUTE_DOUBLE;
 
 #ifdef TENDO_HAVE_CBLAS
-    if (blas) {
+    if (ctx->blas) {
         enum CBLAS_TRANSPOSE ta, tb;
         int lda, ldb;
         blas_layout(r1 - r0, k, A->rs, A->cs, &ta, &lda);
@@ -130,22 +145,19 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
                         (float *)crow, (int)(ldc > 0 ? ldc : 1));
         return true;
     }
-#else
-    (void)blas;
 #endif
     if (dbl)
         return tendo__dgemm(r1 - r0, n, k, 1.0, (const double *)(const void *)ar, A->rs, A->cs,
                             (const double *)(const void *)b, B->rs, B->cs, 0.0, (double *)crow, ldc) == 0;
-    if (bpacked) /* bf16 B packed once for every row block (see float_prepare) */
-        return tendo__gemm_bf16_packed(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, bpacked, n, 0, 0.0f, (float *)crow,
-                                       ldc) == 0;
-#ifdef TENDO_HAVE_BF16
-    if (t == tendo__traits_of(TENDO_BF16)) { /* vdpbf16ps where the CPU has it */
-        int done = tendo__gemm_bf16(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, 0.0f, (float *)crow, ldc);
+    if (ctx->bpacked) /* B packed once for every row block (see float_prepare) */
+        return tendo__pgemm_packed((tendo__pgemm_kind)ctx->pkind, r1 - r0, n, k, 1.0f, ar, A->rs, A->cs,
+                                   ctx->bpacked, n, 0, 0.0f, (float *)crow, ldc) == 0;
+    if (ctx->pkind >= 0) {
+        int done = tendo__pgemm((tendo__pgemm_kind)ctx->pkind, r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs,
+                                B->cs, 0.0f, (float *)crow, ldc);
         if (done <= 0)
             return done == 0;
     }
-#endif
     return tendo__sgemm(r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, t, 0.0f, (float *)crow, ldc) == 0;
 }
 
@@ -178,8 +190,9 @@ typedef struct {
  * that is not its own compute type gets the tile in a float scratch from
  * the CPU's pool, then narrowed row by row.  False on out of memory. */
 static bool gemm_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
-                      const tendo__traits *t, int64_t bi, tile x, bool blas, const void *bpacked)
+                      const float_ctx *ctx, int64_t bi, tile x)
 {
+    const tendo__traits *t = ctx->t;
     int64_t aoff, boff, m = p->A.rows, n = p->B.cols, csize = (int64_t)t->size, nc = x.c1 - x.c0;
     size_t rsize = t->compute == TENDO__COMPUTE_DOUBLE ? sizeof(double) : sizeof(float);
     char *dst = (char *)tendo__tensor_data(out) + ((bi * m + x.r0) * n + x.c0) * csize;
@@ -196,8 +209,8 @@ static bool gemm_task(const tendo__mm_plan *p, const tendo__tensor *a, const ten
     }
     tendo__mm_batch_offsets(p, bi, &aoff, &boff);
     done = gemm_rows(&p->A, &p->B, (const char *)tendo__tensor_data(a) + aoff * csize,
-                     (const char *)tendo__tensor_data(b) + (boff + x.c0 * p->B.cs) * csize, nc, blk ? nc : n, c, t,
-                     x.r0, x.r1, blas, bpacked);
+                     (const char *)tendo__tensor_data(b) + (boff + x.c0 * p->B.cs) * csize, nc, blk ? nc : n, c, ctx,
+                     x.r0, x.r1);
     if (blk) {
         for (int64_t r = 0; done && r < x.r1 - x.r0; r++)
             t->narrow((const char *)c + r * nc * (int64_t)rsize, dst + r * n * csize, 1, nc);
@@ -306,48 +319,45 @@ TENDO__OMP(omp for schedule(dynamic))
     return out;
 }
 
-/* A float product's task context: its dtype, whether CBLAS runs it, and
- * for bf16 the B packed once for all row blocks (NULL where each task
- * packs its own). */
-typedef struct {
-    const tendo__traits *t;
-    bool blas;
-    const char *b;     /* B's first element */
-    const operand *B;  /* its shape and strides */
-    void *bpacked;
-    tendo__pool_block *bblk;
-} float_ctx;
+/* The AVX-512 kernel for dtype t on this CPU, or -1: bf16 with
+ * AVX512_BF16, f32 with AVX-512F. */
+static int pgemm_kind(const tendo__traits *t)
+{
+#ifdef TENDO_HAVE_BF16
+    if (t == tendo__traits_of(TENDO_BF16) && tendo__pgemm_available(TENDO__PGEMM_BF16))
+        return TENDO__PGEMM_BF16;
+#endif
+    if (t == tendo__traits_of(TENDO_F32) && tendo__pgemm_available(TENDO__PGEMM_F32))
+        return TENDO__PGEMM_F32;
+    return -1;
+}
 
 /* Decided once the batches are folded (the folded A is what CBLAS takes).
- * A bf16 B that every task reads whole (one batch, several row blocks) is
- * packed once, one sliver per part, instead of once per row block. */
+ * Where an AVX-512 kernel runs, a B that every task reads whole (one
+ * batch, several row blocks) is packed once, one sliver per part, instead
+ * of once per row block. */
 static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, int64_t rblocks, void *ctx)
 {
     float_ctx *c = ctx;
+    int64_t boff, aoff;
 
-    c->blas = use_blas(&p->A, &p->B, c->t);
-#ifdef TENDO_HAVE_BF16
-    if (c->t == tendo__traits_of(TENDO_BF16) && p->nbatches == 1 && rblocks > 1 && p->A.cols > 0 &&
-        tendo__cpu_has(TENDO__CPU_AVX512BF16)) {
-        int64_t boff, aoff;
-        if (!(c->bpacked = tendo__gemm_scratch(tendo__gemm_bf16_b_bytes(p->A.cols, p->B.cols), &c->bblk)))
-            return -1;
-        tendo__mm_batch_offsets(p, 0, &aoff, &boff);
-        c->b = (const char *)tendo__tensor_data(b) + boff * (int64_t)c->t->size;
-        c->B = &p->B;
-        return (p->B.cols + TENDO__GEMM_BF16_NR - 1) / TENDO__GEMM_BF16_NR;
-    }
-#else
-    (void)b, (void)rblocks;
-#endif
-    return 0;
+    c->pkind = pgemm_kind(c->t);
+    c->blas = c->pkind < 0 && use_blas(&p->A, &p->B, c->t);
+    if (c->pkind < 0 || p->nbatches != 1 || rblocks < 2 || p->A.cols == 0)
+        return 0;
+    if (!(c->bpacked = tendo__gemm_scratch(tendo__pgemm_b_bytes((tendo__pgemm_kind)c->pkind, p->A.cols, p->B.cols), &c->bblk)))
+        return -1;
+    tendo__mm_batch_offsets(p, 0, &aoff, &boff);
+    c->b = (const char *)tendo__tensor_data(b) + boff * (int64_t)c->t->size;
+    c->B = &p->B;
+    return (p->B.cols + TENDO__PGEMM_NR - 1) / TENDO__PGEMM_NR;
 }
 
 static void float_share(int64_t i, void *ctx)
 {
     float_ctx *c = ctx;
 
-    tendo__gemm_bf16_pack_b(c->B->rows, c->B->cols, c->b, c->B->rs, c->B->cs, i, i + 1, c->bpacked);
+    tendo__pgemm_pack_b((tendo__pgemm_kind)c->pkind, c->B->rows, c->B->cols, c->b, c->B->rs, c->B->cs, i, i + 1, c->bpacked);
 }
 
 static void float_finish(void *ctx)
@@ -362,13 +372,13 @@ static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const te
 {
     const float_ctx *c = ctx;
 
-    return gemm_task(p, a, b, out, c->t, bi, x, c->blas, c->bpacked);
+    return gemm_task(p, a, b, out, c, bi, x);
 }
 
 tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
 {
     static const mm_hooks hooks = {float_prepare, float_share, float_finish};
-    float_ctx c = {tendo__traits_of(a->dtype), false, NULL, NULL, NULL, NULL};
+    float_ctx c = {tendo__traits_of(a->dtype), false, -1, NULL, NULL, NULL, NULL};
 
     if (c.t->compute != TENDO__COMPUTE_FLOAT && !(c.t->compute == TENDO__COMPUTE_DOUBLE && c.t->own_compute)) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CPU matmul for %s", c.t->name);

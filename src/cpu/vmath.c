@@ -295,12 +295,6 @@ TENDO__AVX2 static inline __m256 k8(float c) { return _mm256_set1_ps(c); }
 /* c in all 4 double lanes. */
 TENDO__AVX2 static inline __m256d k4d(double c) { return _mm256_set1_pd(c); }
 
-/* a*b + c, one rounding. */
-TENDO__AVX2 static inline __m256 fma8(__m256 a, __m256 b, float c)
-{
-    return _mm256_fmadd_ps(a, b, k8(c));
-}
-
 /* The sign bit of x alone. */
 TENDO__AVX2 static inline __m256 sign_of(__m256 x) { return _mm256_and_ps(x, k8(-0.0f)); }
 
@@ -311,244 +305,6 @@ TENDO__AVX2 static inline __m256 abs8(__m256 x) { return _mm256_andnot_ps(k8(-0.
 TENDO__AVX2 static inline __m256 pick(__m256 mask, __m256 a, __m256 b)
 {
     return _mm256_blendv_ps(b, a, mask);
-}
-
-/* ---- exp building blocks ---- */
-
-/* k = round(x / ln2), an integral float. */
-TENDO__AVX2 static inline __m256 exp_quot(__m256 x)
-{
-    return _mm256_round_ps(_mm256_mul_ps(x, k8(LOG2E)), ROUND_NEAREST);
-}
-
-/* x - k ln2; the first step is exact. */
-TENDO__AVX2 static inline __m256 exp_rem(__m256 x, __m256 k)
-{
-    __m256 r = _mm256_fnmadd_ps(k, k8(LN2_HI), x);
-    return _mm256_fnmadd_ps(k, k8(LN2_LO), r);
-}
-
-/* exp(r) - 1 for |r| <= 0.347, as r + r^2 Q(r). */
-TENDO__AVX2 static inline __m256 exp_poly_m1(__m256 r)
-{
-    __m256 q = fma8(k8(E4), r, E3);
-    q = fma8(q, r, E2);
-    q = fma8(q, r, E1);
-    q = fma8(q, r, E0);
-    return _mm256_fmadd_ps(_mm256_mul_ps(r, r), q, r);
-}
-
-/* exp(r) for |r| <= 0.347 (within 0.8 ulp, in [0.7, 1.42]). */
-TENDO__AVX2 static inline __m256 exp_poly(__m256 r)
-{
-    return _mm256_add_ps(k8(1.0f), exp_poly_m1(r));
-}
-
-/* 2^k1 and 2^k2, both normal, with k1 + k2 = k (k integral, |k| <= 252):
- * p*s1*s2 is then p*2^k rounded once, underflowing gradually. */
-TENDO__AVX2 static inline void exp_scales(__m256 k, __m256 *s1, __m256 *s2)
-{
-    __m256i ki = _mm256_cvttps_epi32(k);
-    __m256i k1 = _mm256_srai_epi32(ki, 1);
-    __m256i k2 = _mm256_sub_epi32(ki, k1);
-    __m256i bias = _mm256_set1_epi32(127);
-    *s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
-    *s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
-}
-
-/* p*2^k when that is a normal float (k integral). */
-TENDO__AVX2 static inline __m256 exp_scale_normal(__m256 p, __m256 k)
-{
-    __m256i e = _mm256_slli_epi32(_mm256_cvttps_epi32(k), 23);
-    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
-}
-
-/* ---- kernels: each returns f of 8 lanes ---- */
-
-/* exp(x) for any x: argument clamped, 2^k applied in two steps. */
-TENDO__AVX2 static inline __m256 exp_general(__m256 x)
-{
-    /* max/min return their second operand when either is NaN. */
-    __m256 xc = _mm256_min_ps(k8(EXP_HI), _mm256_max_ps(k8(EXP_LO), x));
-    __m256 k = exp_quot(xc);
-    __m256 p = exp_poly(exp_rem(xc, k));
-    __m256 s1, s2;
-    exp_scales(k, &s1, &s2);
-    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
-}
-
-/* exp(x); the usual case, every lane with -125 <= k <= 127 (so that p*2^k
- * is normal), is scaled by adding k to the exponent field. */
-TENDO__AVX2 static inline __m256 exp8(__m256 x)
-{
-    __m256 k = exp_quot(x);
-    /* kb = k + 125 in [0, 252] iff kb and kb + 3 are both in [0, 255];
-     * huge, inf and NaN x give INT_MIN here, so fail the test too. */
-    __m256i kb = _mm256_add_epi32(_mm256_cvttps_epi32(k), _mm256_set1_epi32(125));
-    __m256i kb3 = _mm256_add_epi32(kb, _mm256_set1_epi32(3));
-    if (!_mm256_testz_si256(_mm256_or_si256(kb, kb3), _mm256_set1_epi32(~0xff)))
-        return exp_general(x);
-    return exp_scale_normal(exp_poly(exp_rem(x, k)), k);
-}
-
-/* log(x * 2^-kadj) for normal x > 0: kadj is 0, or 23 for a subnormal
- * input already scaled by 2^23. */
-TENDO__AVX2 static inline __m256 log_core(__m256 x, __m256 kadj)
-{
-    __m256i ix = _mm256_castps_si256(x);
-    __m256i t = _mm256_sub_epi32(ix, _mm256_set1_epi32(LOG_OFF));
-    __m256 k = _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_srai_epi32(t, 23)), kadj);
-    __m256i iz = _mm256_sub_epi32(ix, _mm256_and_si256(t, _mm256_set1_epi32(-0x800000)));
-    __m256 f = _mm256_sub_ps(_mm256_castsi256_ps(iz), k8(1.0f)); /* exact */
-    /* q = -1/2 + f (L0 + L1 f + ... + L7 f^7), Estrin's scheme (shorter
-     * dependency chains than Horner's). */
-    __m256 f2 = _mm256_mul_ps(f, f);
-    __m256 f4 = _mm256_mul_ps(f2, f2);
-    __m256 q01 = fma8(k8(L1), f, L0), q23 = fma8(k8(L3), f, L2);
-    __m256 q45 = fma8(k8(L5), f, L4), q67 = fma8(k8(L7), f, L6);
-    __m256 q03 = _mm256_fmadd_ps(q23, f2, q01);
-    __m256 q47 = _mm256_fmadd_ps(q67, f2, q45);
-    __m256 q = fma8(_mm256_fmadd_ps(q47, f4, q03), f, -0.5f);
-    /* k*LOG_LN2_HI + f as hi + lo exactly (|k*LOG_LN2_HI| >= |f| or k = 0). */
-    __m256 a = _mm256_mul_ps(k, k8(LOG_LN2_HI));
-    __m256 hi = _mm256_add_ps(a, f);
-    __m256 lo = _mm256_sub_ps(f, _mm256_sub_ps(hi, a));
-    __m256 tail = _mm256_fmadd_ps(f2, q, _mm256_mul_ps(k, k8(LOG_LN2_LO)));
-    return _mm256_add_ps(hi, _mm256_add_ps(lo, tail));
-}
-
-/* log(x) for lanes that may be subnormal, zero, negative, inf or NaN. */
-TENDO__AVX2 static inline __m256 log_special(__m256 x)
-{
-    __m256 tiny = _mm256_cmp_ps(x, k8(0x1p-126f), _CMP_LT_OQ);
-    __m256 xs = pick(tiny, _mm256_mul_ps(x, k8(0x1p23f)), x);
-    __m256 y = log_core(xs, _mm256_and_ps(tiny, k8(23.0f)));
-    /* Not in (0, inf): 0 -> -inf, < 0 -> NaN, inf and NaN -> x. */
-    __m256 bad = _mm256_or_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NGT_UQ),
-                              _mm256_cmp_ps(x, k8(INFINITY), _CMP_EQ_OQ));
-    __m256 v = pick(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ), k8(-INFINITY), x);
-    v = pick(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ), k8(NAN), v);
-    return pick(bad, v, y);
-}
-
-/* log(x). */
-TENDO__AVX2 static inline __m256 log8(__m256 x)
-{
-    __m256 normal = _mm256_and_ps(_mm256_cmp_ps(x, k8(0x1p-126f), _CMP_GE_OQ),
-                                  _mm256_cmp_ps(x, k8(INFINITY), _CMP_LT_OQ));
-    if (_mm256_movemask_ps(normal) == 0xff)
-        return log_core(x, _mm256_setzero_ps());
-    return log_special(x);
-}
-
-/* tanh(x): odd polynomial near 0, 1 - 2/(exp(2|x|) + 1) beyond. */
-TENDO__AVX2 static inline __m256 tanh8(__m256 x)
-{
-    __m256 a = abs8(x);
-    __m256 s = _mm256_mul_ps(x, x);
-    __m256 t = fma8(k8(T4), s, T3);
-    t = fma8(t, s, T2);
-    t = fma8(t, s, T1);
-    t = fma8(t, s, T0);
-    __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(a, s), t, a);
-    /* tanh(20) rounds to 1; 2|x| <= 40 keeps exp normal.  NaN stays. */
-    __m256 a2 = _mm256_min_ps(k8(40.0f), _mm256_add_ps(a, a));
-    __m256 k = exp_quot(a2);
-    __m256 e = exp_scale_normal(exp_poly(exp_rem(a2, k)), k);
-    __m256 big = _mm256_sub_ps(k8(1.0f), _mm256_div_ps(k8(2.0f), _mm256_add_ps(e, k8(1.0f))));
-    __m256 y = pick(_mm256_cmp_ps(a, k8(TANH_SMALL), _CMP_LT_OQ), small, big);
-    return _mm256_or_ps(y, sign_of(x));
-}
-
-/* sigmoid(x) as q*2^k for x < 0 (with exp(x) = p*2^k, both scales in
- * *s1, *s2) and as q for x >= 0, q within about 0.6 ulp: 1 + e and
- * p = 1 + (e^r - 1) are kept as exact sums hi + lo, and the quotient gets
- * one correction step from the division's exact remainder. */
-TENDO__AVX2 static inline __m256 sigmoid_core(__m256 x, __m256 neg, __m256 *s1, __m256 *s2)
-{
-    __m256 one = k8(1.0f);
-    __m256 na = _mm256_max_ps(k8(EXP_LO), _mm256_or_ps(x, k8(-0.0f))); /* -|x| */
-    __m256 k = exp_quot(na);
-    __m256 r = exp_rem(na, k);
-    __m256 t = exp_poly_m1(r);
-    __m256 p = _mm256_add_ps(one, t);
-    __m256 pl = _mm256_add_ps(_mm256_sub_ps(one, p), t); /* 1 + t = p + pl */
-    exp_scales(k, s1, s2);
-    __m256 e = _mm256_mul_ps(_mm256_mul_ps(p, *s1), *s2); /* exp(-|x|) <= 1 */
-    __m256 el = _mm256_mul_ps(_mm256_mul_ps(pl, *s1), *s2);
-    __m256 dh = _mm256_add_ps(one, e);
-    __m256 dl = _mm256_add_ps(_mm256_add_ps(_mm256_sub_ps(one, dh), e), el);
-    __m256 nh = pick(neg, p, one);
-    __m256 nl = _mm256_and_ps(neg, pl);
-    __m256 q0 = _mm256_div_ps(nh, dh);
-    __m256 res = _mm256_fnmadd_ps(q0, dh, nh); /* exact */
-    /* (nh + nl)/(dh + dl) = q0 + (res + nl - q0 dl)/dh, to first order;
-     * 1/dh = q0/nh, and 1/nh = 1/p ~ 1 - r + r^2/2 (to 1%) for x < 0. */
-    __m256 inv_nh = pick(neg, fma8(r, fma8(r, k8(0.5f), -1.0f), 1.0f), one);
-    __m256 c = _mm256_fnmadd_ps(q0, dl, _mm256_add_ps(res, nl));
-    return _mm256_fmadd_ps(_mm256_mul_ps(q0, inv_nh), c, q0);
-}
-
-/* 1/(1+exp(-x)). */
-TENDO__AVX2 static inline __m256 sigmoid8(__m256 x)
-{
-    __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
-    __m256 s1, s2;
-    __m256 q = sigmoid_core(x, neg, &s1, &s2);
-    return pick(neg, _mm256_mul_ps(_mm256_mul_ps(q, s1), s2), q);
-}
-
-/* x*sigmoid(x); for x < 0 the product is formed before the 2^k scaling,
- * so the result underflows gradually and accurately. */
-TENDO__AVX2 static inline __m256 silu8(__m256 x)
-{
-    __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
-    __m256 s1, s2;
-    __m256 q = sigmoid_core(x, neg, &s1, &s2);
-    /* x clamped like exp's argument, so that -inf gives -0, not -inf*0. */
-    __m256 xq = _mm256_mul_ps(_mm256_max_ps(k8(EXP_LO), x), q);
-    return pick(neg, _mm256_mul_ps(_mm256_mul_ps(xq, s1), s2), _mm256_mul_ps(x, q));
-}
-
-/* gelu(x) = x Phi(x): with F = Phi(-|x|) = 0.5 G(t) exp(-x^2/2), x F for
- * x < 0 and x (1 - F) for x >= 0.  x^2/2 is carried as hi + lo so that
- * exp's argument is exact; the 2^k scaling comes last, as in silu8. */
-TENDO__AVX2 static inline __m256 gelu8(__m256 x)
-{
-    __m256 one = k8(1.0f);
-    __m256 a = _mm256_min_ps(k8(GELU_MAX), abs8(x));
-    /* t = 1/(1 + K a); K a is exact, 1 + K a = d + dl exactly. */
-    __m256 ka = _mm256_mul_ps(k8(GELU_K), a);
-    __m256 d = _mm256_add_ps(one, ka);
-    __m256 dl = _mm256_sub_ps(_mm256_min_ps(one, ka),
-                              _mm256_sub_ps(d, _mm256_max_ps(one, ka)));
-    __m256 t = _mm256_div_ps(one, d);
-    /* G(t) by Estrin's scheme. */
-    __m256 t2 = _mm256_mul_ps(t, t);
-    __m256 t4 = _mm256_mul_ps(t2, t2);
-    __m256 g03 = _mm256_fmadd_ps(fma8(k8(G3), t, G2), t2, fma8(k8(G1), t, G0));
-    __m256 g47 = _mm256_fmadd_ps(fma8(k8(G7), t, G6), t2, fma8(k8(G5), t, G4));
-    __m256 g810 = _mm256_fmadd_ps(k8(G10), t2, fma8(k8(G9), t, G8));
-    __m256 g = _mm256_fmadd_ps(_mm256_fmadd_ps(g810, t4, g47), t4, g03);
-    /* G is sensitive to t (t G'/G up to 3): correct for t's error dt/t =
-     * (1 - t d) - t dl, with dG/dt = (sqrt(2/pi) - a G)/(K t^2). */
-    __m256 dt = _mm256_fnmadd_ps(t, dl, _mm256_fnmadd_ps(t, d, one));
-    __m256 slope = _mm256_mul_ps(_mm256_fnmadd_ps(a, g, k8(0x1.988454p-1f)), d);
-    g = _mm256_fmadd_ps(_mm256_mul_ps(slope, k8(1.0f / GELU_K)), dt, g);
-    __m256 h = _mm256_mul_ps(a, a);
-    __m256 l = _mm256_fmsub_ps(a, a, h); /* a*a = h + l exactly */
-    __m256 arg = _mm256_mul_ps(h, k8(-0.5f));
-    __m256 k = exp_quot(arg);
-    __m256 r = _mm256_fnmadd_ps(k8(0.5f), l, exp_rem(arg, k));
-    __m256 gh = _mm256_mul_ps(g, k8(0.5f));
-    __m256 f = _mm256_fmadd_ps(gh, exp_poly_m1(r), gh); /* F / 2^k */
-    __m256 s1, s2;
-    exp_scales(k, &s1, &s2);
-    __m256 xc = _mm256_max_ps(k8(-GELU_MAX), x); /* -inf -> -15 -> -0; NaN stays */
-    __m256 yneg = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(xc, f), s1), s2);
-    __m256 phi = _mm256_sub_ps(k8(1.0f), _mm256_mul_ps(_mm256_mul_ps(f, s1), s2));
-    __m256 ypos = _mm256_mul_ps(x, phi);
-    return pick(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ), yneg, ypos);
 }
 
 /* sin r and cos r (rounded to float) and the quadrant q of 4 lanes
@@ -618,27 +374,6 @@ TENDO__AVX2 static inline __m256 sin8(__m256 x) { return trig8(x, 0); }
 
 /* cos(x). */
 TENDO__AVX2 static inline __m256 cos8(__m256 x) { return trig8(x, 1); }
-
-/* 1/sqrt(x): y = 1/s with s = sqrt(x), then one correction step from the
- * exact residuals 1 - y s and x - s^2, giving nearly always the correctly
- * rounded result.  x < 2^-100 is scaled by 2^50 first so that x - s^2 is
- * exact; zero, negative, inf and NaN keep the plain IEEE 1/sqrt(x). */
-TENDO__AVX2 static inline __m256 rsqrt8(__m256 x)
-{
-    __m256 tiny = _mm256_cmp_ps(x, k8(0x1p-100f), _CMP_LT_OQ);
-    __m256 xs = pick(tiny, _mm256_mul_ps(x, k8(0x1p50f)), x);
-    __m256 s = _mm256_sqrt_ps(xs);
-    __m256 y = _mm256_div_ps(k8(1.0f), s);
-    __m256 rho = _mm256_fnmadd_ps(y, s, k8(1.0f)); /* 1 - y s, exact */
-    __m256 sig = _mm256_fnmadd_ps(s, s, xs);       /* x - s^2, exact */
-    /* 1/sqrt(x) = y (1 + rho - sig/(2 s^2)) to first order. */
-    __m256 c = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_mul_ps(sig, y), y), k8(0.5f), rho);
-    __m256 yc = _mm256_fmadd_ps(y, c, y);
-    yc = pick(tiny, _mm256_mul_ps(yc, k8(0x1p25f)), yc);
-    __m256 ok = _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ),
-                              _mm256_cmp_ps(x, k8(INFINITY), _CMP_LT_OQ));
-    return pick(ok, yc, y);
-}
 
 /* ---- f64 exp: 4 lanes, the same operations as tendo__exp_f64 ---- */
 
@@ -728,51 +463,65 @@ TENDO__AVX2 static inline __m256d exp4d(__m256d x)
 /* As VMATH_AVX2_LOOP, for doubles, 4 at a time. */
 #define VMATH_AVX2_LOOP_F64(name, kernel) VMATH_AVX2_LOOP_T(name, kernel, double, 4, pd)
 
-VMATH_AVX2_LOOP(vexp_avx2, exp8)
-VMATH_AVX2_LOOP(vlog_avx2, log8)
-VMATH_AVX2_LOOP(vtanh_avx2, tanh8)
-VMATH_AVX2_LOOP(vsigmoid_avx2, sigmoid8)
-VMATH_AVX2_LOOP(vsilu_avx2, silu8)
-VMATH_AVX2_LOOP(vgelu_avx2, gelu8)
 VMATH_AVX2_LOOP(vsin_avx2, sin8)
 VMATH_AVX2_LOOP(vcos_avx2, cos8)
-VMATH_AVX2_LOOP(vrsqrt_avx2, rsqrt8)
 VMATH_AVX2_LOOP_F64(vexp_f64_avx2, exp4d)
+
+/* ---- the width-generic kernels: exp_8 ... at 8 lanes, exp_16 ... at 16 ---- */
+
+#define VMATH_WIDTH 8
+#include "cpu/vmath-kernels.h"
+#undef VMATH_WIDTH
+#define VMATH_WIDTH 16
+#include "cpu/vmath-kernels.h"
+#undef VMATH_WIDTH
 
 /* ---- dispatch ---------------------------------------------------------- */
 
 /* Set by tendo__vmath_force_scalar (tests). */
 static atomic_int force_scalar;
 
-/* True when the loops should take the AVX2+FMA kernels. */
-static int use_avx2(void)
+/* The vector width the loops take now: 16 (AVX-512), 8 (AVX2+FMA) or 0
+ * (scalar), as the CPU (capped by TENDO_CPU) and force_scalar allow. */
+static int width(void)
 {
-    return !atomic_load_explicit(&force_scalar, memory_order_relaxed) &&
-           tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA);
+    if (atomic_load_explicit(&force_scalar, memory_order_relaxed))
+        return 0;
+    if (tendo__cpu_has(TENDO__CPU_AVX512 | TENDO__CPU_FMA))
+        return 16;
+    return tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA) ? 8 : 0;
 }
 
 void tendo__vmath_force_scalar(int on) { atomic_store_explicit(&force_scalar, on != 0, memory_order_relaxed); }
 
-int tendo__vmath_uses_avx2(void) { return use_avx2(); }
+int tendo__vmath_uses_avx2(void) { return width() != 0; }
 
-/* Defines the public loop: the AVX2 kernel when usable, else scalar. */
-#define VMATH_ENTRY(name, avx2_loop, scalar)                                   \
+const char *tendo__vmath_path(void)
+{
+    int w = width();
+    return w == 16 ? "avx512" : w == 8 ? "avx2" : "scalar";
+}
+
+/* Defines the public loop name over the kernel fn: 16 or 8 lanes where
+ * the CPU allows (fn_16 may be the 8-lane loop where there is no wider
+ * one), else scalar. */
+#define VMATH_ENTRY(name, fn_16, fn_8, scalar)                                  \
     void name(const float *x, float *y, int64_t n)                             \
     {                                                                          \
-        if (n > 0 && use_avx2()) {                                             \
-            avx2_loop(x, y, n);                                                \
+        int w = n > 0 ? width() : 0;                                           \
+        if (w) {                                                               \
+            (w == 16 ? fn_16 : fn_8)(x, y, n);                                 \
             return;                                                            \
         }                                                                      \
         for (int64_t i = 0; i < n; i++)                                        \
             y[i] = scalar(x[i]);                                               \
     }
 
-
-/* As VMATH_ENTRY, for doubles. */
+/* As VMATH_ENTRY, for doubles (one AVX2 loop). */
 #define VMATH_ENTRY_F64(name, avx2_loop, scalar)                               \
     void name(const double *x, double *y, int64_t n)                           \
     {                                                                          \
-        if (n > 0 && use_avx2()) {                                             \
+        if (n > 0 && width()) {                                                \
             avx2_loop(x, y, n);                                                \
             return;                                                            \
         }                                                                      \
@@ -786,13 +535,14 @@ void tendo__vmath_force_scalar(int on) { (void)on; }
 
 int tendo__vmath_uses_avx2(void) { return 0; }
 
-#define VMATH_ENTRY(name, avx2_loop, scalar)                                   \
+const char *tendo__vmath_path(void) { return "scalar"; }
+
+#define VMATH_ENTRY(name, fn_16, fn_8, scalar)                                  \
     void name(const float *x, float *y, int64_t n)                             \
     {                                                                          \
         for (int64_t i = 0; i < n; i++)                                        \
             y[i] = scalar(x[i]);                                               \
     }
-
 
 #define VMATH_ENTRY_F64(name, avx2_loop, scalar)                               \
     void name(const double *x, double *y, int64_t n)                           \
@@ -805,13 +555,29 @@ int tendo__vmath_uses_avx2(void) { return 0; }
 
 /* ---- public loops ------------------------------------------------------- */
 
-VMATH_ENTRY(tendo__vexp_f32, vexp_avx2, tendo__exp_f32)
-VMATH_ENTRY(tendo__vlog_f32, vlog_avx2, tendo__log_f32)
-VMATH_ENTRY(tendo__vtanh_f32, vtanh_avx2, tendo__tanh_f32)
-VMATH_ENTRY(tendo__vsigmoid_f32, vsigmoid_avx2, tendo__sigmoid_f32)
-VMATH_ENTRY(tendo__vsilu_f32, vsilu_avx2, tendo__silu_f32)
-VMATH_ENTRY(tendo__vgelu_f32, vgelu_avx2, tendo__gelu_f32)
-VMATH_ENTRY(tendo__vsin_f32, vsin_avx2, tendo__sin_f32)
-VMATH_ENTRY(tendo__vcos_f32, vcos_avx2, tendo__cos_f32)
-VMATH_ENTRY(tendo__vrsqrt_f32, vrsqrt_avx2, tendo__rsqrt_f32)
+float tendo__vexp_shift_sum_f32(float *x, float shift, int64_t n)
+{
+    float lane[16] = {0};
+
+#if TENDO__VMATH_X86
+    int w = n > 0 ? width() : 0;
+    if (w)
+        return w == 16 ? vexp_shift_sum_16(x, shift, n) : vexp_shift_sum_8(x, shift, n);
+#endif
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = tendo__exp_f32(x[i] - shift);
+        lane[i % 16] += x[i];
+    }
+    return tendo__vmath_fold16(lane);
+}
+
+VMATH_ENTRY(tendo__vexp_f32, vexp_16, vexp_8, tendo__exp_f32)
+VMATH_ENTRY(tendo__vlog_f32, vlog_16, vlog_8, tendo__log_f32)
+VMATH_ENTRY(tendo__vtanh_f32, vtanh_16, vtanh_8, tendo__tanh_f32)
+VMATH_ENTRY(tendo__vsigmoid_f32, vsigmoid_16, vsigmoid_8, tendo__sigmoid_f32)
+VMATH_ENTRY(tendo__vsilu_f32, vsilu_16, vsilu_8, tendo__silu_f32)
+VMATH_ENTRY(tendo__vgelu_f32, vgelu_16, vgelu_8, tendo__gelu_f32)
+VMATH_ENTRY(tendo__vsin_f32, vsin_avx2, vsin_avx2, tendo__sin_f32)
+VMATH_ENTRY(tendo__vcos_f32, vcos_avx2, vcos_avx2, tendo__cos_f32)
+VMATH_ENTRY(tendo__vrsqrt_f32, vrsqrt_16, vrsqrt_8, tendo__rsqrt_f32)
 VMATH_ENTRY_F64(tendo__vexp_f64, vexp_f64_avx2, tendo__exp_f64)

@@ -23,6 +23,20 @@ void tendo__vexp_f32(const float *x, float *y, int64_t n);
  * plus a little; subnormal results too), exp(+-0) = 1, inf from
  * 0x1.62e42fefa39f0p+9 on, the same bits on every dispatch level. */
 void tendo__vexp_f64(const double *x, double *y, int64_t n);
+/* x[i] = exp(x[i] - shift) in place for 0 <= i < n, with tendo__vexp_f32's
+ * accuracy; returns the sum of the new x[i] in one order on every path:
+ * element i added into lane i % 16 in increasing i, then the 16 lanes
+ * folded by tendo__vmath_fold16.  The softmax step of attention, in one
+ * pass. */
+float tendo__vexp_shift_sum_f32(float *x, float shift, int64_t n);
+/* (l[0] + l[8]) ... (l[7] + l[15]), then those eight added pairwise. */
+static inline float tendo__vmath_fold16(const float *l)
+{
+    float a[8];
+    for (int i = 0; i < 8; i++)
+        a[i] = l[i] + l[i + 8];
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
 void tendo__vlog_f32(const float *x, float *y, int64_t n);
 void tendo__vtanh_f32(const float *x, float *y, int64_t n);
 /* 1/(1+exp(-x)) */
@@ -54,7 +68,11 @@ float tendo__rsqrt_f32(float x);
  * CPU.  Not for concurrent use with the loops. */
 void tendo__vmath_force_scalar(int on);
 
-/* 1 when the tendo__v*_f32 loops currently take the AVX2+FMA code. */
+/* 1 when the tendo__v*_f32 loops currently take vector code (AVX2+FMA or
+ * AVX-512). */
 int tendo__vmath_uses_avx2(void);
+/* Which code the loops take now: "avx512" (16 lanes; sin, cos and the f64
+ * exp stay at 8), "avx2" or "scalar".  A static string. */
+const char *tendo__vmath_path(void);
 
 #endif

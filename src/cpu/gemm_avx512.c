@@ -1,0 +1,344 @@
+/* src/cpu/gemm_avx512.c - the packed-panel GEMMs of AVX-512 CPUs: bf16 x
+ * bf16 with the dot-product instruction vdpbf16ps (AVX512_BF16), and f32 x
+ * f32 with vfmadd (AVX-512F), both accumulating in f32.
+ *
+ * Goto/BLIS structure, one layout for both kinds.  A packed element is a
+ * 32-bit word holding one k step: for f32 one value; for bf16 a pair, A(i,
+ * 2p) in the low half and A(i, 2p+1) in the high half (likewise for B), so
+ * that one vdpbf16ps multiplies 16 columns by two k: 32 products, each
+ * exact in f32, added into the f32 accumulator one after the other (odd k
+ * first, as the instruction does) with round-to-nearest-even.  vdpbf16ps
+ * treats bf16 subnormal inputs and f32 subnormal results as zero.
+ *
+ * k goes in blocks of WORDS steps (256 words: 512 k for bf16, 256 for
+ * f32).  B is packed whole, block after block, each block in slivers of NR
+ * columns (tendo__pgemm_pack_b): matmul.c packs it once on all threads and
+ * hands row blocks of A to the threads, which share it, and attention
+ * packs K and V once per head.  A is packed per MC rows into MR-row
+ * slivers whose rows sit in fixed WORDS-word slots, so the micro-kernel
+ * broadcasts all MR rows from one pointer with constant displacements.
+ *
+ * Determinism: every element of C sums its k steps in increasing order in
+ * blocks taken in increasing order, in whichever tile and row it sits, so
+ * row blocks of any size and column blocks of whole slivers give bitwise
+ * the same C as one call. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "cpu/cpu.h"
+#include "cpu/gemm.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) &&                                  \
+    (defined(__clang__) ? __clang_major__ >= 11 : __GNUC__ >= 10)
+#define PGEMM_X86 1
+#include <immintrin.h>
+#define TARGET_512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+#else
+#define PGEMM_X86 0
+#endif
+
+enum {
+    MR = 12,                /* rows of C per micro-kernel tile (12 x 2 accumulators) */
+    NR = TENDO__PGEMM_NR,   /* columns: two vectors of 16 */
+    WORDS = 256,            /* k steps per block: the slot of a packed A row */
+    MC = 264,               /* rows of A per packed panel (a row block of matmul.c) */
+    NC = 2048,              /* columns of B per pass over the A panel */
+};
+
+_Static_assert(MC % MR == 0 && NC % NR == 0, "panels must be whole slivers");
+
+static inline int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
+
+/* k per word: 2 for bf16 pairs, 1 for f32. */
+static inline int64_t per_word(tendo__pgemm_kind kind) { return kind == TENDO__PGEMM_BF16 ? 2 : 1; }
+
+/* See cpu.h. */
+bool tendo__pgemm_available(tendo__pgemm_kind kind)
+{
+    return PGEMM_X86 && tendo__cpu_has(kind == TENDO__PGEMM_BF16 ? TENDO__CPU_AVX512BF16 : TENDO__CPU_AVX512);
+}
+
+/* See cpu.h. */
+size_t tendo__pgemm_b_bytes(tendo__pgemm_kind kind, int64_t k, int64_t n)
+{
+    int64_t g = per_word(kind);
+
+    return (size_t)((n + NR - 1) / NR * NR) * (size_t)((k + g - 1) / g) * 4;
+}
+
+#if PGEMM_X86
+/* The 32-bit word of k step p (k p*g .. p*g+g-1) of row r of a strided
+ * operand (element strides rs, cs), zero past rows x cols. */
+static inline uint32_t at(tendo__pgemm_kind kind, const void *x, int64_t rs, int64_t cs, int64_t r, int64_t p,
+                          int64_t rows, int64_t cols)
+{
+    if (kind == TENDO__PGEMM_F32) {
+        float v = r < rows && p < cols ? ((const float *)x)[r * rs + p * cs] : 0.0f;
+        uint32_t w;
+        memcpy(&w, &v, sizeof w);
+        return w;
+    }
+    const uint16_t *h = x;
+    uint32_t lo = r < rows && 2 * p < cols ? h[r * rs + 2 * p * cs] : 0;
+    uint32_t hi = r < rows && 2 * p + 1 < cols ? h[r * rs + (2 * p + 1) * cs] : 0;
+    return lo | hi << 16;
+}
+
+/* Packs rows i0..i0+mc of A (m rows, element strides rs, cs, elements of
+ * esize bytes), the words of k from p0 on for kc k, into MR-row slivers,
+ * each row a slot of WORDS words: sliver t at dst + t*MR*WORDS, word
+ * [r*WORDS + q] is k step q of row r.  Rows past the panel and the k past
+ * its end are zero. */
+TARGET_512 static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs, int64_t cs, int64_t m, int64_t i0,
+                              int64_t mc, int64_t p0, int64_t kc, uint32_t *restrict dst)
+{
+    int64_t g = per_word(kind), words = (kc + g - 1) / g, esize = 4 / g;
+
+    for (int64_t t = 0; t < mc; t += MR, dst += MR * WORDS)
+        for (int64_t r = 0; r < MR; r++) {
+            int64_t i = i0 + t + r;
+            uint32_t *w = dst + r * WORDS;
+            if (t + r >= mc)
+                memset(w, 0, (size_t)words * sizeof *w);
+            else if (cs == 1 && kc % g == 0) { /* k dense: the words are the row's as they are */
+                const char *row = (const char *)a + (i * rs + p0) * esize;
+                for (int64_t q = 0; q < words; q += 16) { /* the slot is 64-byte aligned */
+                    __mmask16 keep = words - q >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (words - q)) - 1);
+                    _mm512_mask_store_epi32(w + q, keep, _mm512_maskz_loadu_epi32(keep, row + 4 * q));
+                }
+            } else
+                for (int64_t q = 0; q < words; q++)
+                    w[q] = at(kind, (const char *)a + p0 * cs * esize, rs, cs, i, q, m, kc);
+        }
+}
+
+/* dst[w*NR + r] = word w of row r, for 16 rows of 16 words (64 bytes) at
+ * src + r*ld bytes: a 16 x 16 transpose of 32-bit words, in three shuffle
+ * stages (words within 128-bit lanes, then pairs, then the lanes). */
+TARGET_512 static void transpose16(const char *src, int64_t ld, uint32_t *restrict dst)
+{
+    __m512i r[16], t[16];
+
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_si512((const void *)(src + i * ld));
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) { /* lane L of t[i]: rows i, i+1 of words 4L, 4L+1; t[i+1]: 4L+2, 4L+3 */
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < 16; g += 4) { /* lane L of r[g + j]: rows g..g+3 of word 4L + j */
+        r[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+        r[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+        r[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+        r[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) { /* word 4L + j: lane L of r[j], r[4+j], r[8+j], r[12+j] */
+        __m512i x0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44), x1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xee);
+        __m512i y0 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44), y1 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xee);
+        _mm512_store_si512(dst + (0 + j) * NR, _mm512_shuffle_i32x4(x0, y0, 0x88));
+        _mm512_store_si512(dst + (4 + j) * NR, _mm512_shuffle_i32x4(x0, y0, 0xdd));
+        _mm512_store_si512(dst + (8 + j) * NR, _mm512_shuffle_i32x4(x1, y1, 0x88));
+        _mm512_store_si512(dst + (12 + j) * NR, _mm512_shuffle_i32x4(x1, y1, 0xdd));
+    }
+}
+
+/* One B sliver: columns j0..j0+NR, words k steps from k kk0 on (k rows in
+ * all, n columns): word [q*NR + c] is k step q of column j0 + c, zero past
+ * k or n.  Rows of B dense (cs 1: a weight used as is, V) go 16 columns a
+ * vector at a time; columns of B dense (rs 1: a transposed Linear weight,
+ * K^T) are read column after column in 16 x 16 blocks transposed in
+ * registers, with the next sliver's lines prefetched. */
+TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int64_t rs, int64_t cs, int64_t k,
+                                     int64_t n, int64_t kk0, int64_t words, int64_t j0, uint32_t *restrict dst)
+{
+    int64_t g = per_word(kind), esize = 4 / g, q = 0;
+    int64_t dense = j0 + NR <= n ? imin(words, (k - kk0) / g) : 0; /* words whose k all exist */
+    const char *base = (const char *)b;
+
+    if (cs == 1)
+        for (; q < dense; q++) {
+            const char *r0 = base + ((kk0 + g * q) * rs + j0) * esize;
+            for (int h = 0; h < NR; h += 16) {
+                __m512i v;
+                if (kind == TENDO__PGEMM_F32)
+                    v = _mm512_loadu_si512((const void *)(r0 + 4 * h));
+                else /* rows 2q and 2q+1 of 16 columns, interleaved */
+                    v = _mm512_or_si512(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(r0 + 2 * h))),
+                                        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(
+                                                              (const void *)(r0 + 2 * (h + rs)))),
+                                                          16));
+                _mm512_store_si512(dst + q * NR + h, v);
+            }
+        }
+    else if (rs == 1 && dense > 0) {
+        for (; q + 16 <= dense; q += 16) {
+            for (int c = 0; c < NR; c++) /* the same line of the next sliver's columns: B is read once */
+                _mm_prefetch(base + ((j0 + NR + c) * cs + kk0 + g * q) * esize, _MM_HINT_T0);
+            for (int h = 0; h < NR; h += 16)
+                transpose16(base + ((j0 + h) * cs + kk0 + g * q) * esize, cs * esize, dst + q * NR + h);
+        }
+        for (int64_t c = 0; c < NR; c++)
+            for (int64_t p = q; p < dense; p++)
+                memcpy(dst + p * NR + c, base + ((j0 + c) * cs + kk0 + g * p) * esize, 4);
+        q = dense;
+    }
+    for (; q < words; q++)
+        for (int64_t c = 0; c < NR; c++)
+            dst[q * NR + c] = at(kind, base + kk0 * rs * esize, cs, rs, j0 + c, q, n, k - kk0);
+}
+
+/* The MR x NR tile at c (row stride ldc, mr x nr of it valid) becomes
+ * alpha * (A sliver x B sliver over words k steps) + beta * c (beta 0: c
+ * not read).  kind is a constant in each caller, so each gets its loop. */
+__attribute__((always_inline)) TARGET_BF16 static inline void
+kernel_body(tendo__pgemm_kind kind, int64_t words, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc,
+            int64_t mr, int64_t nr, float alpha, float beta)
+{
+    __m512 acc[MR][2]; /* fully unrolled below, so it lives in 24 registers */
+
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (int64_t q = 0; q < words; q++, a++, b += NR) {
+        __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 16);
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; r++) {
+            __m512i ar = _mm512_set1_epi32((int)a[r * WORDS]);
+            if (kind == TENDO__PGEMM_BF16) {
+                acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)ar, (__m512bh)b0);
+                acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)ar, (__m512bh)b1);
+            } else {
+                acc[r][0] = _mm512_fmadd_ps(_mm512_castsi512_ps(ar), _mm512_castsi512_ps(b0), acc[r][0]);
+                acc[r][1] = _mm512_fmadd_ps(_mm512_castsi512_ps(ar), _mm512_castsi512_ps(b1), acc[r][1]);
+            }
+        }
+    }
+    if (mr == MR && nr == NR) { /* a whole tile: stored straight from the registers */
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; r++)
+#pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                float *cr = c + r * ldc + 16 * h;
+                __m512 v = _mm512_mul_ps(acc[r][h], _mm512_set1_ps(alpha));
+                if (beta != 0.0f)
+                    v = _mm512_fmadd_ps(_mm512_loadu_ps(cr), _mm512_set1_ps(beta), v);
+                _mm512_storeu_ps(cr, v);
+            }
+        return;
+    }
+    float part[MR][NR] __attribute__((aligned(64))); /* an edge tile: through memory, mr x nr of it */
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; r++) {
+        _mm512_store_ps(part[r], acc[r][0]);
+        _mm512_store_ps(part[r] + 16, acc[r][1]);
+    }
+    for (int r = 0; r < mr; r++)
+        for (int h = 0; h < 2 && 16 * h < nr; h++) {
+            __mmask16 keep = nr - 16 * h >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nr - 16 * h)) - 1);
+            float *cr = c + r * ldc + 16 * h;
+            __m512 v = _mm512_mul_ps(_mm512_load_ps(part[r] + 16 * h), _mm512_set1_ps(alpha));
+            if (beta != 0.0f)
+                v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(keep, cr), _mm512_set1_ps(beta), v);
+            _mm512_mask_storeu_ps(cr, keep, v);
+        }
+}
+
+TARGET_BF16 static void kernel_bf16(int64_t words, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc,
+                                    int64_t mr, int64_t nr, float alpha, float beta)
+{
+    kernel_body(TENDO__PGEMM_BF16, words, a, b, c, ldc, mr, nr, alpha, beta);
+}
+
+/* (No bf16 instruction is reached here: the target only lets the shared
+ * body compile.) */
+TARGET_BF16 static void kernel_f32(int64_t words, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc,
+                                   int64_t mr, int64_t nr, float alpha, float beta)
+{
+    kernel_body(TENDO__PGEMM_F32, words, a, b, c, ldc, mr, nr, alpha, beta);
+}
+#endif
+
+/* See cpu.h. */
+void tendo__pgemm_pack_b(tendo__pgemm_kind kind, int64_t k, int64_t n, const void *b, int64_t rsb, int64_t csb,
+                         int64_t s0, int64_t s1, void *dst)
+{
+#if PGEMM_X86
+    int64_t g = per_word(kind), slivers = (n + NR - 1) / NR;
+
+    for (int64_t pc = 0; pc < k; pc += WORDS * g) { /* block pc: all slivers of its words, sliver after sliver */
+        int64_t words = (imin(WORDS * g, k - pc) + g - 1) / g;
+        uint32_t *blk = (uint32_t *)dst + pc / g * slivers * NR;
+        for (int64_t s = s0; s < s1; s++)
+            pack_b_sliver(kind, b, rsb, csb, k, n, pc, words, s * NR, blk + s * words * NR);
+    }
+#else
+    (void)kind, (void)k, (void)n, (void)b, (void)rsb, (void)csb, (void)s0, (void)s1, (void)dst;
+#endif
+}
+
+/* See cpu.h. */
+int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, float alpha, const void *a,
+                        int64_t rsa, int64_t csa, const void *bp, int64_t bn, int64_t s0, float beta, float *c,
+                        int64_t ldc)
+{
+#if PGEMM_X86
+    int64_t g = per_word(kind), slivers = (bn + NR - 1) / NR;
+    void (*kern)(int64_t, const uint32_t *, const uint32_t *, float *, int64_t, int64_t, int64_t, float, float) =
+        kind == TENDO__PGEMM_BF16 ? kernel_bf16 : kernel_f32;
+    struct tendo__pool_block *blk;
+    uint32_t *ap;
+
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    if (!(ap = tendo__gemm_scratch((size_t)(MC * WORDS) * 4, &blk))) /* the A panel */
+        return -1;
+    for (int64_t jc = 0; jc < n; jc += NC) {
+        int64_t nc = imin(NC, n - jc);
+        for (int64_t pc = 0; pc < k; pc += WORDS * g) {
+            int64_t kc = imin(WORDS * g, k - pc), words = (kc + g - 1) / g;
+            const uint32_t *bblk = (const uint32_t *)bp + (pc / g * slivers + s0 * words) * NR;
+            float blk_beta = pc == 0 ? beta : 1.0f;
+            for (int64_t ic = 0; ic < m; ic += MC) {
+                int64_t mc = imin(MC, m - ic);
+                pack_a(kind, a, rsa, csa, m, ic, mc, pc, kc, ap);
+                for (int64_t j = 0; j < nc; j += NR)
+                    for (int64_t i = 0; i < mc; i += MR)
+                        kern(words, ap + i * WORDS, bblk + (jc + j) * words, c + (ic + i) * ldc + jc + j, ldc,
+                             imin(MR, mc - i), imin(NR, nc - j), alpha, blk_beta);
+            }
+        }
+    }
+    tendo__gemm_scratch_free(blk);
+    return 0;
+#else
+    (void)kind, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)rsa, (void)csa, (void)bp, (void)bn, (void)s0;
+    (void)beta, (void)c, (void)ldc;
+    return -1;
+#endif
+}
+
+/* See cpu.h. */
+int tendo__pgemm(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa,
+                 int64_t csa, const void *b, int64_t rsb, int64_t csb, float beta, float *c, int64_t ldc)
+{
+    struct tendo__pool_block *blk;
+    void *bp;
+    int rc;
+
+    if (!tendo__pgemm_available(kind))
+        return 1;
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 1; /* nothing to multiply: the f32 path handles beta alone */
+    if (!(bp = tendo__gemm_scratch(tendo__pgemm_b_bytes(kind, k, n), &blk)))
+        return -1;
+    tendo__pgemm_pack_b(kind, k, n, b, rsb, csb, 0, (n + NR - 1) / NR, bp);
+    rc = tendo__pgemm_packed(kind, m, n, k, alpha, a, rsa, csa, bp, n, 0, beta, c, ldc);
+    tendo__gemm_scratch_free(blk);
+    return rc;
+}
