@@ -4,8 +4,9 @@
  * Semantics are those of src/half.h: IEEE 754 round to nearest even,
  * overflow to infinity, gradual underflow, quiet NaN keeping sign and top
  * payload bits.  On x86 the bulk converters use F16C for f16 and AVX2
- * integer arithmetic for bf16 when the CPU has both; they give the same
- * bits as the scalar code, which also handles the tails.
+ * integer arithmetic for bf16 when the CPU has both, or the same at 16
+ * lanes with AVX-512; they give the same bits as the scalar code, which
+ * also handles the tails.
  */
 #include "cpu/half.h"
 
@@ -178,6 +179,61 @@ TENDO__AVX2 static int64_t bf16_to_f32_avx2(const uint16_t *src, float *dst, int
     }
     return i;
 }
+
+/* ---- x86: AVX-512 bulk loops (the same bits, 16 lanes) ------------------- */
+
+#define TENDO__AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
+/* f32 -> f16, 16 at a time (vcvtps2ph, as F16C); returns how many. */
+TENDO__AVX512 static int64_t f32_to_f16_avx512(const float *src, uint16_t *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return i;
+}
+
+/* f16 -> f32, 16 at a time; returns how many. */
+TENDO__AVX512 static int64_t f16_to_f32_avx512(const uint16_t *src, float *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i))));
+    return i;
+}
+
+/* As bf16_round8, 16 lanes (vcvtneps2bf16 would flush subnormals). */
+TENDO__AVX512 static inline __m512i bf16_round16(__m512i x)
+{
+    __m512i top = _mm512_srli_epi32(x, 16);
+    __m512i lsb = _mm512_and_si512(top, _mm512_set1_epi32(1));
+    __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb), 16);
+    __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+                                            _mm512_set1_epi32(0x7f800000));
+    return _mm512_mask_or_epi32(rounded, nan, top, _mm512_set1_epi32(0x0040));
+}
+
+/* f32 -> bf16, 16 at a time (vpmovdw packs the rounded halves); returns
+ * how many. */
+TENDO__AVX512 static int64_t f32_to_bf16_avx512(const float *src, uint16_t *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            _mm512_cvtepi32_epi16(bf16_round16(_mm512_loadu_si512((const void *)(src + i)))));
+    return i;
+}
+
+/* bf16 -> f32, 16 at a time; returns how many. */
+TENDO__AVX512 static int64_t bf16_to_f32_avx512(const uint16_t *src, float *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_si512((void *)(dst + i),
+                            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(src + i))), 16));
+    return i;
+}
 #endif /* TENDO__HALF_X86 */
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -185,6 +241,9 @@ TENDO__AVX2 static int64_t bf16_to_f32_avx2(const uint16_t *src, float *dst, int
 #if TENDO__HALF_X86
 /* True when the bulk converters should take the AVX2/F16C loops. */
 static int use_avx2(void) { return tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_F16C); }
+/* True when they should take the AVX-512 ones (then the AVX2 ones finish
+ * a tail of 8 or more). */
+static int use_avx512(void) { return tendo__cpu_has(TENDO__CPU_AVX512); }
 #endif /* TENDO__HALF_X86 */
 
 /* ---- bulk converters ----------------------------------------------------- */
@@ -194,8 +253,10 @@ void tendo__f32_to_f16_n(const float *src, uint16_t *dst, int64_t n)
 {
     int64_t i = 0;
 #if TENDO__HALF_X86
-    if (n >= 8 && use_avx2())
-        i = f32_to_f16_avx2(src, dst, n);
+    if (n >= 16 && use_avx512())
+        i = f32_to_f16_avx512(src, dst, n);
+    if (n - i >= 8 && use_avx2())
+        i += f32_to_f16_avx2(src + i, dst + i, n - i);
 #endif
     for (; i < n; i++)
         dst[i] = tendo__f32_to_f16_bits(src[i]);
@@ -206,8 +267,10 @@ void tendo__f16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
 {
     int64_t i = 0;
 #if TENDO__HALF_X86
-    if (n >= 8 && use_avx2())
-        i = f16_to_f32_avx2(src, dst, n);
+    if (n >= 16 && use_avx512())
+        i = f16_to_f32_avx512(src, dst, n);
+    if (n - i >= 8 && use_avx2())
+        i += f16_to_f32_avx2(src + i, dst + i, n - i);
 #endif
     for (; i < n; i++)
         dst[i] = tendo__f16_bits_to_f32(src[i]);
@@ -218,8 +281,10 @@ void tendo__f32_to_bf16_n(const float *src, uint16_t *dst, int64_t n)
 {
     int64_t i = 0;
 #if TENDO__HALF_X86
-    if (n >= 8 && use_avx2())
-        i = f32_to_bf16_avx2(src, dst, n);
+    if (n >= 16 && use_avx512())
+        i = f32_to_bf16_avx512(src, dst, n);
+    if (n - i >= 8 && use_avx2())
+        i += f32_to_bf16_avx2(src + i, dst + i, n - i);
 #endif
     for (; i < n; i++)
         dst[i] = tendo__f32_to_bf16_bits(src[i]);
@@ -230,8 +295,10 @@ void tendo__bf16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
 {
     int64_t i = 0;
 #if TENDO__HALF_X86
-    if (n >= 8 && use_avx2())
-        i = bf16_to_f32_avx2(src, dst, n);
+    if (n >= 16 && use_avx512())
+        i = bf16_to_f32_avx512(src, dst, n);
+    if (n - i >= 8 && use_avx2())
+        i += bf16_to_f32_avx2(src + i, dst + i, n - i);
 #endif
     for (; i < n; i++)
         dst[i] = tendo__bf16_bits_to_f32(src[i]);
