@@ -110,7 +110,7 @@ static const struct t_mmcase {
     {2, {0, 3}, 2, {3, 4}},     /* m = 0: empty */
     {2, {3, 20}, 2, {20, 1100}}, /* one row block, wide: three column blocks */
     {2, {310, 9}, 2, {9, 5}},   /* two row blocks, 156 + 154 rows */
-    {2, {600, 520}, 2, {520, 40}}, /* four row blocks sharing one packed B; two k blocks of the bf16 kernel */
+    {2, {600, 520}, 2, {520, 56}}, /* four row blocks sharing one packed B (AVX-512 kernels; past PGEMM_MIN for f32) */
 };
 #define T_NMMCASES ((int)(sizeof t_mmcases / sizeof t_mmcases[0]))
 

@@ -1,6 +1,7 @@
 /* t/t-gemm.c - tests for tendo__sgemm (src/cpu/gemm.c), and for the bf16
  * cases again through tendo__pgemm (src/cpu/gemm_avx512.c: vdpbf16ps where
- * the CPU has AVX512_BF16), and the f32 cases through its AVX-512 FMA kernel.
+ * the CPU has AVX512_BF16), and the f32 and f16 cases through its AVX-512
+ * FMA kernel.
  *
  * Every product is checked against a double-precision reference computed
  * from the same (widened) operand values, with a rigorous error bound:
@@ -255,21 +256,21 @@ static double worst_error(const mat *A, const mat *B, const cmat *c, int64_t k, 
     return worst;
 }
 
-/* When set, bf16 (f32) products go through the AVX-512 kernel of
- * tendo__pgemm instead. */
-static int via_bf16_kernel, via_f32_kernel;
+/* When via_avx512[type] is set, products of that type go through the
+ * AVX-512 kernel of tendo__pgemm (pgemm_kind[type]) instead. */
+static bool via_avx512[3];
+static const tendo__pgemm_kind pgemm_kind[3] = {TENDO__PGEMM_F32, TENDO__PGEMM_F16, TENDO__PGEMM_BF16};
 
-/* tendo__sgemm, or tendo__pgemm where via_*_kernel asks for it (and it has
+/* tendo__sgemm, or tendo__pgemm where via_avx512 asks for it (and it has
  * something to multiply: it leaves k == 0 to tendo__sgemm). */
 static int run_gemm(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
                     const void *b, int64_t rsb, int64_t csb, const tendo__traits *t, float beta, float *c, int64_t ldc)
 {
     int rc = 1;
 
-    if (via_bf16_kernel && t == traits(G_BF16))
-        rc = tendo__pgemm(TENDO__PGEMM_BF16, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, ldc);
-    else if (via_f32_kernel && t == traits(G_F32))
-        rc = tendo__pgemm(TENDO__PGEMM_F32, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, ldc);
+    for (int g = G_F32; g <= G_BF16; g++)
+        if (via_avx512[g] && t == traits((gtype)g))
+            rc = tendo__pgemm(pgemm_kind[g], m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, ldc);
     return rc == 1 ? tendo__sgemm(m, n, k, alpha, a, rsa, csa, b, rsb, csb, t, beta, c, ldc) : rc;
 }
 
@@ -489,27 +490,28 @@ static void test_kernel(const char *kernel)
     test_splits();
 }
 
-/* The bf16 (f32) cases through the AVX-512 vdpbf16ps (FMA) kernel of
- * tendo__pgemm, where this CPU (as TENDO_CPU caps it) runs it. */
+/* The cases of type through the AVX-512 kernel of tendo__pgemm (bf16:
+ * vdpbf16ps; f32 and f16: FMA), where this CPU (as TENDO_CPU caps it) runs
+ * it. */
 static void test_avx512_kernel(gtype type)
 {
     bool bf16 = type == G_BF16;
     const char *name = bf16 ? "avx512bf16" : "avx512";
     char what[64];
 
-    if (!tendo__pgemm_available(bf16 ? TENDO__PGEMM_BF16 : TENDO__PGEMM_F32)) {
+    if (!tendo__pgemm_available(pgemm_kind[type])) {
         skip(1, "no %s on this CPU (or TENDO_CPU caps it): its %s kernel is not used", name, type_name[type]);
         return;
     }
     diag("micro-kernel: %s (%s operands)", name, type_name[type]);
-    *(bf16 ? &via_bf16_kernel : &via_f32_kernel) = 1;
+    via_avx512[type] = true;
     snprintf(what, sizeof what, "%s shapes %s", name, type_name[type]);
     test_shapes(what, type, NSHAPES);
     snprintf(what, sizeof what, "%s random %s", name, type_name[type]);
-    test_random(what, type, bf16 ? 25 : 40);
+    test_random(what, type, type == G_F32 ? 40 : 25);
     test_strides(type);
     test_bcast_rows_equal(type);
-    if (!bf16) { /* alpha, beta and k == 0 reach the f32 kernel alone */
+    if (type == G_F32) { /* alpha, beta and k == 0 reach the f32 kernel alone */
         test_scalars();
         test_empty();
     }
@@ -517,7 +519,7 @@ static void test_avx512_kernel(gtype type)
     test_row_split(L_FLIP_ROWS, L_STRIDED, type, 0.5f);
     test_row_split(L_ROW, L_FLIP_COLS, type, 0.0f);
     test_row_split(L_STRIDED, L_COL, type, 1.0f);
-    via_bf16_kernel = via_f32_kernel = 0;
+    via_avx512[type] = false;
 }
 
 int main(void)
@@ -529,6 +531,7 @@ int main(void)
     tendo__gemm_force_portable(0);
     test_avx512_kernel(G_BF16);
     test_avx512_kernel(G_F32);
+    test_avx512_kernel(G_F16);
     diag("largest error / bound: %g", worst_seen);
     return done_testing();
 }

@@ -1,9 +1,11 @@
 /* src/cpu/gemm_avx512.c - the packed-panel GEMMs of AVX-512 CPUs: bf16 x
  * bf16 with the dot-product instruction vdpbf16ps (AVX512_BF16), and f32 x
- * f32 with vfmadd (AVX-512F), both accumulating in f32.
+ * f32 with vfmadd (AVX-512F), both accumulating in f32; f16 goes through
+ * the f32 kernel, widened exactly (vcvtph2ps) as it is packed.
  *
- * Goto/BLIS structure, one layout for both kinds.  A packed element is a
- * 32-bit word holding one k step: for f32 one value; for bf16 a pair, A(i,
+ * Goto/BLIS structure, one layout for every kind.  A packed element is a
+ * 32-bit word holding one k step: for f32 and f16 one f32 value; for bf16
+ * a pair, A(i,
  * 2p) in the low half and A(i, 2p+1) in the high half (likewise for B), so
  * that one vdpbf16ps multiplies 16 columns by two k: 32 products, each
  * exact in f32, added into the f32 accumulator one after the other (odd k
@@ -29,6 +31,7 @@
 #include "core/internal.h"
 #include "cpu/cpu.h"
 #include "cpu/gemm.h"
+#include "cpu/half.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) &&                                  \
     (defined(__clang__) ? __clang_major__ >= 11 : __GNUC__ >= 10)
@@ -52,8 +55,11 @@ _Static_assert(MC % MR == 0 && NC % NR == 0, "panels must be whole slivers");
 
 static inline int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
 
-/* k per word: 2 for bf16 pairs, 1 for f32. */
+/* k per word: 2 for bf16 pairs, 1 for f32 and f16 (widened). */
 static inline int64_t per_word(tendo__pgemm_kind kind) { return kind == TENDO__PGEMM_BF16 ? 2 : 1; }
+
+/* Bytes per element of the operands. */
+static inline int64_t elem_size(tendo__pgemm_kind kind) { return kind == TENDO__PGEMM_F32 ? 4 : 2; }
 
 /* See cpu.h. */
 bool tendo__pgemm_available(tendo__pgemm_kind kind)
@@ -75,8 +81,10 @@ size_t tendo__pgemm_b_bytes(tendo__pgemm_kind kind, int64_t k, int64_t n)
 static inline uint32_t at(tendo__pgemm_kind kind, const void *x, int64_t rs, int64_t cs, int64_t r, int64_t p,
                           int64_t rows, int64_t cols)
 {
-    if (kind == TENDO__PGEMM_F32) {
-        float v = r < rows && p < cols ? ((const float *)x)[r * rs + p * cs] : 0.0f;
+    if (kind != TENDO__PGEMM_BF16) {
+        float v = !(r < rows && p < cols)      ? 0.0f
+                  : kind == TENDO__PGEMM_F32 ? ((const float *)x)[r * rs + p * cs]
+                                             : tendo__f16_bits_to_f32(((const uint16_t *)x)[r * rs + p * cs]);
         uint32_t w;
         memcpy(&w, &v, sizeof w);
         return w;
@@ -87,15 +95,32 @@ static inline uint32_t at(tendo__pgemm_kind kind, const void *x, int64_t rs, int
     return lo | hi << 16;
 }
 
-/* Packs rows i0..i0+mc of A (m rows, element strides rs, cs, elements of
- * esize bytes), the words of k from p0 on for kc k, into MR-row slivers,
+/* 16 words from p: 64 bytes as they are (f32, bf16 pairs), or 16 f16
+ * widened to f32. */
+TARGET_512 static inline __m512i load16(tendo__pgemm_kind kind, const char *p)
+{
+    if (kind == TENDO__PGEMM_F16)
+        return _mm512_castps_si512(_mm512_cvtph_ps(_mm256_loadu_si256((const void *)p)));
+    return _mm512_loadu_si512((const void *)p);
+}
+
+/* As load16, the first `keep` words only (the rest zero). */
+TARGET_512 static inline __m512i load16_masked(tendo__pgemm_kind kind, const char *p, __mmask16 keep)
+{
+    if (kind == TENDO__PGEMM_F16)
+        return _mm512_castps_si512(_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(keep, p)));
+    return _mm512_maskz_loadu_epi32(keep, p);
+}
+
+/* Packs rows i0..i0+mc of A (m rows, element strides rs, cs), the words
+ * of k from p0 on for kc k, into MR-row slivers,
  * each row a slot of WORDS words: sliver t at dst + t*MR*WORDS, word
  * [r*WORDS + q] is k step q of row r.  Rows past the panel and the k past
  * its end are zero. */
 TARGET_512 static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs, int64_t cs, int64_t m, int64_t i0,
                               int64_t mc, int64_t p0, int64_t kc, uint32_t *restrict dst)
 {
-    int64_t g = per_word(kind), words = (kc + g - 1) / g, esize = 4 / g;
+    int64_t g = per_word(kind), words = (kc + g - 1) / g, esize = elem_size(kind);
 
     for (int64_t t = 0; t < mc; t += MR, dst += MR * WORDS)
         for (int64_t r = 0; r < MR; r++) {
@@ -107,7 +132,7 @@ TARGET_512 static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs,
                 const char *row = (const char *)a + (i * rs + p0) * esize;
                 for (int64_t q = 0; q < words; q += 16) { /* the slot is 64-byte aligned */
                     __mmask16 keep = words - q >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (words - q)) - 1);
-                    _mm512_mask_store_epi32(w + q, keep, _mm512_maskz_loadu_epi32(keep, row + 4 * q));
+                    _mm512_mask_store_epi32(w + q, keep, load16_masked(kind, row + g * esize * q, keep));
                 }
             } else
                 for (int64_t q = 0; q < words; q++)
@@ -115,16 +140,16 @@ TARGET_512 static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs,
         }
 }
 
-/* dst[w*NR + r] = word w of row r, for 16 rows of 16 words (64 bytes) at
+/* dst[w*NR + r] = word w of row r, for 16 rows of 16 words (load16) at
  * src + r*ld bytes: a 16 x 16 transpose of 32-bit words, in three shuffle
  * stages (words within 128-bit lanes, then pairs, then the lanes). */
-TARGET_512 static void transpose16(const char *src, int64_t ld, uint32_t *restrict dst)
+TARGET_512 static void transpose16(tendo__pgemm_kind kind, const char *src, int64_t ld, uint32_t *restrict dst)
 {
     __m512i r[16], t[16];
 
 #pragma GCC unroll 16
     for (int i = 0; i < 16; i++)
-        r[i] = _mm512_loadu_si512((const void *)(src + i * ld));
+        r[i] = load16(kind, src + i * ld);
 #pragma GCC unroll 8
     for (int i = 0; i < 16; i += 2) { /* lane L of t[i]: rows i, i+1 of words 4L, 4L+1; t[i+1]: 4L+2, 4L+3 */
         t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
@@ -157,7 +182,7 @@ TARGET_512 static void transpose16(const char *src, int64_t ld, uint32_t *restri
 TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int64_t rs, int64_t cs, int64_t k,
                                      int64_t n, int64_t kk0, int64_t words, int64_t j0, uint32_t *restrict dst)
 {
-    int64_t g = per_word(kind), esize = 4 / g, q = 0;
+    int64_t g = per_word(kind), esize = elem_size(kind), q = 0;
     int64_t dense = j0 + NR <= n ? imin(words, (k - kk0) / g) : 0; /* words whose k all exist */
     const char *base = (const char *)b;
 
@@ -166,8 +191,8 @@ TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int6
             const char *r0 = base + ((kk0 + g * q) * rs + j0) * esize;
             for (int h = 0; h < NR; h += 16) {
                 __m512i v;
-                if (kind == TENDO__PGEMM_F32)
-                    v = _mm512_loadu_si512((const void *)(r0 + 4 * h));
+                if (kind != TENDO__PGEMM_BF16)
+                    v = load16(kind, r0 + esize * h);
                 else /* rows 2q and 2q+1 of 16 columns, interleaved */
                     v = _mm512_or_si512(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(r0 + 2 * h))),
                                         _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(
@@ -181,12 +206,8 @@ TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int6
             for (int c = 0; c < NR; c++) /* the same line of the next sliver's columns: B is read once */
                 _mm_prefetch(base + ((j0 + NR + c) * cs + kk0 + g * q) * esize, _MM_HINT_T0);
             for (int h = 0; h < NR; h += 16)
-                transpose16(base + ((j0 + h) * cs + kk0 + g * q) * esize, cs * esize, dst + q * NR + h);
+                transpose16(kind, base + ((j0 + h) * cs + kk0 + g * q) * esize, cs * esize, dst + q * NR + h);
         }
-        for (int64_t c = 0; c < NR; c++)
-            for (int64_t p = q; p < dense; p++)
-                memcpy(dst + p * NR + c, base + ((j0 + c) * cs + kk0 + g * p) * esize, 4);
-        q = dense;
     }
     for (; q < words; q++)
         for (int64_t c = 0; c < NR; c++)

@@ -319,8 +319,13 @@ TENDO__OMP(omp for schedule(dynamic))
     return out;
 }
 
+/* Multiply-adds below which an f32 product (per batch) goes to CBLAS
+ * rather than the AVX-512 kernel: packing both operands does not pay for
+ * itself there. */
+#define PGEMM_MIN ((int64_t)1 << 24)
+
 /* The AVX-512 kernel for dtype t on this CPU, or -1: bf16 with
- * AVX512_BF16, f32 with AVX-512F. */
+ * AVX512_BF16, f32 and f16 with AVX-512F. */
 static int pgemm_kind(const tendo__traits *t)
 {
 #ifdef TENDO_HAVE_BF16
@@ -329,6 +334,10 @@ static int pgemm_kind(const tendo__traits *t)
 #endif
     if (t == tendo__traits_of(TENDO_F32) && tendo__pgemm_available(TENDO__PGEMM_F32))
         return TENDO__PGEMM_F32;
+#ifdef TENDO_HAVE_F16
+    if (t == tendo__traits_of(TENDO_F16) && tendo__pgemm_available(TENDO__PGEMM_F16))
+        return TENDO__PGEMM_F16;
+#endif
     return -1;
 }
 
@@ -342,7 +351,11 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, in
     int64_t boff, aoff;
 
     c->pkind = pgemm_kind(c->t);
-    c->blas = c->pkind < 0 && use_blas(&p->A, &p->B, c->t);
+    c->blas = use_blas(&p->A, &p->B, c->t);
+    if (c->pkind == TENDO__PGEMM_F32 && c->blas && p->A.rows * p->B.cols * p->A.cols < PGEMM_MIN)
+        c->pkind = -1; /* small f32 products (attention's per-head ones): OpenBLAS's small-matrix kernels */
+    if (c->pkind >= 0)
+        c->blas = false;
     if (c->pkind < 0 || p->nbatches != 1 || rblocks < 2 || p->A.cols == 0)
         return 0;
     if (!(c->bpacked = tendo__gemm_scratch(tendo__pgemm_b_bytes((tendo__pgemm_kind)c->pkind, p->A.cols, p->B.cols), &c->bblk)))
