@@ -6,7 +6,10 @@
 #define PASTE(a, b) PASTE_(a, b)
 #define PASTE_(a, b) a##_##b
 
-/* One encoder layer's weights (borrowed from, or converted from, the file). */
+/* One encoder layer's weights (borrowed from, or converted from, the file;
+ * the Linear weights wq ... wo2 stored transposed, [in, out], once at
+ * load time, so that every forward pass reads them in the row-major order
+ * matmul packs fastest). */
 typedef struct {
     T *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *ln1_w, *ln1_b, *wi, *bi, *wo2, *bo2, *ln2_w, *ln2_b;
 } FN(layer);
@@ -31,6 +34,18 @@ static T *FN(weight)(const tendo_collection *c, const char *name)
     return AS(t);
 }
 
+/* A Linear layer's weight [out, in] as a new contiguous [in, out] tensor. */
+static T *FN(weight_t)(const tendo_collection *c, const char *name)
+{
+    T *w = FN(weight)(c, name), *wt = tensor_transpose(w, 0, 1), *t = wt ? tensor_contiguous(wt) : NULL;
+
+    if (!t)
+        die(name);
+    tensor_free(wt);
+    tensor_free(w);
+    return t;
+}
+
 static void FN(load)(FN(model) * m, const tendo_collection *c, int nlayers, int heads, double eps)
 {
     char name[128];
@@ -46,23 +61,25 @@ static void FN(load)(FN(model) * m, const tendo_collection *c, int nlayers, int 
     for (int i = 0; i < nlayers; i++) {
         FN(layer) *l = &m->layers[i];
 #define W(field, suffix) (snprintf(name, sizeof name, "encoder.layer.%d.%s", i, suffix), l->field = FN(weight)(c, name))
-        W(wq, "attention.self.query.weight");
+#define WT(field, suffix) (snprintf(name, sizeof name, "encoder.layer.%d.%s", i, suffix), l->field = FN(weight_t)(c, name))
+        WT(wq, "attention.self.query.weight");
         W(bq, "attention.self.query.bias");
-        W(wk, "attention.self.key.weight");
+        WT(wk, "attention.self.key.weight");
         W(bk, "attention.self.key.bias");
-        W(wv, "attention.self.value.weight");
+        WT(wv, "attention.self.value.weight");
         W(bv, "attention.self.value.bias");
-        W(wo, "attention.output.dense.weight");
+        WT(wo, "attention.output.dense.weight");
         W(bo, "attention.output.dense.bias");
         W(ln1_w, "attention.output.LayerNorm.weight");
         W(ln1_b, "attention.output.LayerNorm.bias");
-        W(wi, "intermediate.dense.weight");
+        WT(wi, "intermediate.dense.weight");
         W(bi, "intermediate.dense.bias");
-        W(wo2, "output.dense.weight");
+        WT(wo2, "output.dense.weight");
         W(bo2, "output.dense.bias");
         W(ln2_w, "output.LayerNorm.weight");
         W(ln2_b, "output.LayerNorm.bias");
 #undef W
+#undef WT
     }
 }
 
@@ -80,13 +97,11 @@ static void FN(unload)(FN(model) * m)
     }
 }
 
-/* x @ w^T + b (a Linear layer: w is [out, in]). */
-static T *FN(linear)(const T *x, const T *w, const T *b)
+/* x @ wt + b (a Linear layer, its weight stored transposed: wt is [in, out]). */
+static T *FN(linear)(const T *x, const T *wt, const T *b)
 {
-    T *wt = tensor_transpose(w, 0, 1);
     T *y = CHECK(tensor_matmul(x, wt));
     T *z = CHECK(tensor_add(y, b));
-    tensor_free(wt);
     tensor_free(y);
     return z;
 }

@@ -189,6 +189,8 @@ TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int6
     if (cs == 1)
         for (; q < dense; q++) {
             const char *r0 = base + ((kk0 + g * q) * rs + j0) * esize;
+            for (int64_t p = 0; p < g; p++) /* 8 k steps ahead: the rows are far apart for the prefetcher */
+                _mm_prefetch(r0 + (8 * g + p) * rs * esize, _MM_HINT_T0);
             for (int h = 0; h < NR; h += 16) {
                 __m512i v;
                 if (kind != TENDO__PGEMM_BF16)

@@ -323,6 +323,9 @@ TENDO__OMP(omp for schedule(dynamic))
  * rather than the AVX-512 kernel: packing both operands does not pay for
  * itself there. */
 #define PGEMM_MIN ((int64_t)1 << 24)
+/* Nor does it with fewer rows than this: packing all of B for a few rows
+ * (a decoder's matrix-vector products) costs as much as the product. */
+#define PGEMM_MIN_ROWS 48
 
 /* The AVX-512 kernel for dtype t on this CPU, or -1: bf16 with
  * AVX512_BF16, f32 and f16 with AVX-512F. */
@@ -352,8 +355,9 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, in
 
     c->pkind = pgemm_kind(c->t);
     c->blas = use_blas(&p->A, &p->B, c->t);
-    if (c->pkind == TENDO__PGEMM_F32 && c->blas && p->A.rows * p->B.cols * p->A.cols < PGEMM_MIN)
-        c->pkind = -1; /* small f32 products (attention's per-head ones): OpenBLAS's small-matrix kernels */
+    if (c->pkind == TENDO__PGEMM_F32 && c->blas &&
+        (p->A.rows * p->B.cols * p->A.cols < PGEMM_MIN || p->A.rows < PGEMM_MIN_ROWS))
+        c->pkind = -1; /* small f32 products (attention's per-head ones, a decoder's rows): OpenBLAS */
     if (c->pkind >= 0)
         c->blas = false;
     if (c->pkind < 0 || p->nbatches != 1 || rblocks < 2 || p->A.cols == 0)
