@@ -88,6 +88,17 @@ static int64_t cut_start(const cuts *c, int64_t b)
     return at < c->len ? at : c->len;
 }
 
+/* Whether c's blocks hold different numbers of align-sized units (whole
+ * micro-kernel tiles, counting a partial one as whole). */
+static bool cut_uneven(const cuts *c)
+{
+    for (int64_t b = 1; b < c->count; b++)
+        if ((cut_start(c, b + 1) - cut_start(c, b) + c->align - 1) / c->align !=
+            (cut_start(c, 1) + c->align - 1) / c->align)
+            return true;
+    return false;
+}
+
 #ifdef TENDO_HAVE_CBLAS
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
 void openblas_set_num_threads(int n);
@@ -122,7 +133,7 @@ typedef struct {
  * computing in double; crow points at row r0) = A @ B, b pointing at B's
  * first column of them; false on out of memory. */
 static bool gemm_rows(const operand *A, const operand *B, const char *a, const char *b, int64_t n, int64_t ldc,
-                      void *crow, const float_ctx *ctx, int64_t r0, int64_t r1)
+                      void *crow, const float_ctx *ctx, int64_t r0, int64_t r1, int64_t c0)
 {
     const tendo__traits *t = ctx->t;
     int64_t k = A->cols;
@@ -149,9 +160,9 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
     if (dbl)
         return tendo__dgemm(r1 - r0, n, k, 1.0, (const double *)(const void *)ar, A->rs, A->cs,
                             (const double *)(const void *)b, B->rs, B->cs, 0.0, (double *)crow, ldc) == 0;
-    if (ctx->bpacked) /* B packed once for every row block (see float_prepare) */
+    if (ctx->bpacked) /* B packed once for every tile (see float_prepare); c0 is a whole sliver */
         return tendo__pgemm_packed((tendo__pgemm_kind)ctx->pkind, r1 - r0, n, k, 1.0f, ar, A->rs, A->cs,
-                                   ctx->bpacked, n, 0, 0.0f, (float *)crow, ldc) == 0;
+                                   ctx->bpacked, B->cols, c0 / TENDO__PGEMM_NR, 0.0f, (float *)crow, ldc) == 0;
     if (ctx->pkind >= 0) {
         int done = tendo__pgemm((tendo__pgemm_kind)ctx->pkind, r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs,
                                 B->cs, 0.0f, (float *)crow, ldc);
@@ -210,7 +221,7 @@ static bool gemm_task(const tendo__mm_plan *p, const tendo__tensor *a, const ten
     tendo__mm_batch_offsets(p, bi, &aoff, &boff);
     done = gemm_rows(&p->A, &p->B, (const char *)tendo__tensor_data(a) + aoff * csize,
                      (const char *)tendo__tensor_data(b) + (boff + x.c0 * p->B.cs) * csize, nc, blk ? nc : n, c, ctx,
-                     x.r0, x.r1);
+                     x.r0, x.r1, x.c0);
     if (blk) {
         for (int64_t r = 0; done && r < x.r1 - x.r0; r++)
             t->narrow((const char *)c + r * nc * (int64_t)rsize, dst + r * n * csize, 1, nc);
@@ -248,13 +259,15 @@ typedef bool (*mm_task)(const tendo__mm_plan *p, const tendo__tensor *a, const t
                         tendo__tensor *out, int64_t bi, tile x, const void *ctx);
 
 /* What a kind of product may do around its tasks (every hook optional).
- * prepare: called once the batches are folded, with the number of row
- * blocks; returns how many parts of shared work (a B packed once for all
- * row blocks) the threads do before the tasks start, or -1 on out of
- * memory.  share: does part i of them.  finish: releases what prepare
- * took, whatever happened. */
+ * prepare: called once the batches are folded, with the row blocks, the
+ * size of column blocks planned (which it may change, for kernels whose
+ * results do not depend on the tiles) and the threads; returns how many parts of
+ * shared work (a B packed once for all tiles) the threads do before the
+ * tasks start, or -1 on out of memory.  share: does part i of them.
+ * finish: releases what prepare took, whatever happened. */
 typedef struct {
-    int64_t (*prepare)(const tendo__mm_plan *p, const tendo__tensor *b, int64_t rblocks, void *ctx);
+    int64_t (*prepare)(const tendo__mm_plan *p, const tendo__tensor *b, const cuts *rows, int64_t *col_block,
+                       int threads, void *ctx);
     void (*share)(int64_t i, void *ctx);
     void (*finish)(void *ctx);
 } mm_hooks;
@@ -266,7 +279,7 @@ static tendo__tensor *run_tasks(const char *op, const tendo__tensor *a, const te
                                 const mm_hooks *hooks, mm_task task, void *ctx)
 {
     tendo__mm_plan p;
-    int64_t m, n, k, tiles, tasks, parts = 0;
+    int64_t m, n, k, tiles, tasks, parts = 0, col_block;
     cuts rows, cols;
     tendo__tensor *out;
     int threads = tendo__threads();
@@ -286,12 +299,13 @@ static tendo__tensor *run_tasks(const char *op, const tendo__tensor *a, const te
     if (p.nbatches * m * n * (k > 0 ? k : 1) < ((int64_t)1 << 18))
         threads = 1;
     rows = cut(m, ROW_BLOCK, ROW_ALIGN);
-    cols = cut(n, rows.count == 1 ? COL_BLOCK : n, COL_ALIGN);
-    tiles = rows.count * cols.count;
-    tasks = p.nbatches * tiles;
-    if (hooks && hooks->prepare && (parts = hooks->prepare(&p, b, rows.count, ctx)) < 0)
+    col_block = rows.count == 1 ? COL_BLOCK : n;
+    if (hooks && hooks->prepare && (parts = hooks->prepare(&p, b, &rows, &col_block, threads, ctx)) < 0)
         failed = true;
     else {
+        cols = cut(n, col_block, COL_ALIGN);
+        tiles = rows.count * cols.count;
+        tasks = p.nbatches * tiles;
         if (threads > tasks)
             threads = (int)tasks;
         (void)threads;
@@ -348,7 +362,8 @@ static int pgemm_kind(const tendo__traits *t)
  * Where an AVX-512 kernel runs, a B that every task reads whole (one
  * batch, several row blocks) is packed once, one sliver per part, instead
  * of once per row block. */
-static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, int64_t rblocks, void *ctx)
+static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, const cuts *rows, int64_t *col_block,
+                             int threads, void *ctx)
 {
     float_ctx *c = ctx;
     int64_t boff, aoff;
@@ -360,8 +375,13 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, in
         c->pkind = -1; /* small f32 products (attention's per-head ones, a decoder's rows): OpenBLAS */
     if (c->pkind >= 0)
         c->blas = false;
-    if (c->pkind < 0 || p->nbatches != 1 || rblocks < 2 || p->A.cols == 0)
+    if (c->pkind < 0 || p->nbatches != 1 || rows->count < 2 || p->A.cols == 0)
         return 0;
+    /* Row blocks of 21 and 22 tiles would idle a thread 1/22 of the time:
+     * halve the columns (the AVX-512 kernels give the same bits on any
+     * tiles, so this may depend on the thread count). */
+    if (threads > 1 && rows->count <= 2 * threads && cut_uneven(rows))
+        *col_block = (p->B.cols + 1) / 2;
     if (!(c->bpacked = tendo__gemm_scratch(tendo__pgemm_b_bytes((tendo__pgemm_kind)c->pkind, p->A.cols, p->B.cols), &c->bblk)))
         return -1;
     tendo__mm_batch_offsets(p, 0, &aoff, &boff);
