@@ -99,11 +99,48 @@ static size_t sliver_bytes(const path *w, int64_t kc)
     return (size_t)((kc + w->g - 1) / w->g) * (size_t)w->nr * 4 + (w->offset_a ? (size_t)w->nr * 4 : 0);
 }
 
+#if GEMM_X86
+/* The VNNI pack_b_dense of a B dense along its columns (cs 1): each group
+ * of 4 rows interleaved bytewise, 16 columns per step; then the column
+ * sums, each word's 4 signed bytes added by vpdpbusd against ones. */
+TARGET_VNNI static void pack_b_vnni_rows(const int8_t *b, int64_t rs, int64_t p0, int64_t groups, int64_t j,
+                                         char *restrict dst, int32_t *restrict colsum)
+{
+    __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512(), ones = _mm512_set1_epi8(1);
+
+    for (int64_t q = 0; q < groups; q++) {
+        const int8_t *r0 = b + (p0 + 4 * q) * rs + j;
+        __m128i *out = (__m128i *)(void *)(dst + q * 32 * 4);
+        for (int h = 0; h < 32; h += 16) {
+            __m128i x0 = _mm_loadu_si128((const void *)(r0 + h)), x1 = _mm_loadu_si128((const void *)(r0 + rs + h));
+            __m128i x2 = _mm_loadu_si128((const void *)(r0 + 2 * rs + h));
+            __m128i x3 = _mm_loadu_si128((const void *)(r0 + 3 * rs + h));
+            __m128i lo01 = _mm_unpacklo_epi8(x0, x1), hi01 = _mm_unpackhi_epi8(x0, x1);
+            __m128i lo23 = _mm_unpacklo_epi8(x2, x3), hi23 = _mm_unpackhi_epi8(x2, x3);
+            _mm_store_si128(out + h / 4 + 0, _mm_unpacklo_epi16(lo01, lo23)); /* columns h..h+3 */
+            _mm_store_si128(out + h / 4 + 1, _mm_unpackhi_epi16(lo01, lo23));
+            _mm_store_si128(out + h / 4 + 2, _mm_unpacklo_epi16(hi01, hi23));
+            _mm_store_si128(out + h / 4 + 3, _mm_unpackhi_epi16(hi01, hi23));
+        }
+        s0 = _mm512_dpbusd_epi32(s0, ones, _mm512_load_si512(out));
+        s1 = _mm512_dpbusd_epi32(s1, ones, _mm512_load_si512(out + 4));
+    }
+    _mm512_storeu_si512(colsum, s0);
+    _mm512_storeu_si512(colsum + 16, s1);
+}
+#endif
+
 /* pack_b for one whole sliver (columns j.. j+NR) of whole k groups from
  * p0, B dense along its columns (cs 1) or along k (rs 1). */
 static void pack_b_dense(const path *w, const int8_t *b, int64_t rs, int64_t cs, int64_t p0, int64_t groups,
                          int64_t j, char *restrict dst, int32_t *restrict colsum)
 {
+#if GEMM_X86
+    if (w->offset_a && cs == 1) {
+        pack_b_vnni_rows(b, rs, p0, groups, j, dst, colsum);
+        return;
+    }
+#endif
     int32_t sum[32] = {0};
 
     for (int64_t q = 0; q < groups; q++)
@@ -230,6 +267,17 @@ TARGET_AVX2 static void kernel_avx2(int64_t q, const uint32_t *ap, const void *b
         c##r##a = _mm512_dpbusd_epi32(c##r##a, ar, b0);              \
         c##r##b = _mm512_dpbusd_epi32(c##r##b, ar, b1);              \
     }
+#define VNNI_PUT(r)                                                  \
+    {                                                                \
+        __m512i va = _mm512_sub_epi32(c##r##a, off0), vb = _mm512_sub_epi32(c##r##b, off1); \
+        int32_t *cr = c + (r) * ldc;                                 \
+        if (!first) {                                                \
+            va = _mm512_add_epi32(va, _mm512_loadu_si512(cr));       \
+            vb = _mm512_add_epi32(vb, _mm512_loadu_si512(cr + 16));  \
+        }                                                            \
+        _mm512_storeu_si512(cr, va);                                 \
+        _mm512_storeu_si512(cr + 16, vb);                            \
+    }
 #define VNNI_SAVE(r)                                                 \
     _mm512_store_si512(t + (r) * 32, c##r##a);                       \
     _mm512_store_si512(t + (r) * 32 + 16, c##r##b);
@@ -247,9 +295,13 @@ TARGET_VNNI static void kernel_vnni(int64_t q, const uint32_t *ap, const void *b
         __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 1);
         VNNI_ROWS(VNNI_STEP)
     }
-    VNNI_ROWS(VNNI_SAVE)
     off0 = _mm512_slli_epi32(_mm512_loadu_si512(colsum), 7);
     off1 = _mm512_slli_epi32(_mm512_loadu_si512(colsum + 16), 7);
+    if (mr == R && nr == N) { /* a whole tile: straight from the registers (wrapping adds, as int32 does) */
+        VNNI_ROWS(VNNI_PUT)
+        return;
+    }
+    VNNI_ROWS(VNNI_SAVE)
     for (int r = 0; r < R; r++) {
         _mm512_store_si512(t + r * N, _mm512_sub_epi32(_mm512_load_si512(t + r * N), off0));
         _mm512_store_si512(t + r * N + 16, _mm512_sub_epi32(_mm512_load_si512(t + r * N + 16), off1));
