@@ -1,9 +1,14 @@
 /* src/cpu/matmul.c - numpy.matmul on the CPU (the device table's matmul):
- * row blocks of each batch on the threads, each through CBLAS (f32, when
- * built with it) or tendo__sgemm, which reads any float storage dtype
- * through the dtype table and accumulates in float.  f64 (computing in
- * double) goes through cblas_dgemm, or tendo__dgemm where CBLAS is missing
- * or cannot take the strides, and accumulates in double. */
+ * tiles of each batch on the threads, each through
+ *   - the AVX-512 packed kernels (src/cpu/gemm_avx512.c) where the CPU has
+ *     them: bf16 (vdpbf16ps), f16 and f32 (FMA; f32 only for products big
+ *     enough to pay for packing, see PGEMM_MIN), B packed once and shared;
+ *   - else CBLAS (f32, when built with it), or tendo__sgemm, which reads
+ *     any float storage dtype through the dtype table and accumulates in
+ *     float;
+ *   - f64 (computing in double): cblas_dgemm, or tendo__dgemm where CBLAS
+ *     is missing or cannot take the strides, accumulating in double;
+ * and int8 x int8 -> int32 through tendo__gemm_i8 (tensor_matmul_i32). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +59,9 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, enum
  * of 288 and one of 32, which would leave one of two threads idle an
  * eighth of the time); a product of one row block whose B is wide is cut
  * into column blocks of about COL_BLOCK instead (a decoder's [1, d] @
- * [d, 4d]), starting at whole B slivers (COL_ALIGN columns). */
+ * [d, 4d]), starting at whole B slivers (COL_ALIGN columns).  The AVX-512
+ * kernels give the same bits on any tiles, so for them alone the columns
+ * may also be split by thread count (float_prepare). */
 #define ROW_BLOCK 256
 #define ROW_ALIGN 12
 #define COL_BLOCK 512
