@@ -14,6 +14,7 @@
 
 #if VMATH_WIDTH == 8
 #define VM(name) name##_8
+#define VM_PFX _mm256
 #define VM_TARGET __attribute__((target("avx2,fma")))
 #define VF __m256
 #define VI __m256i
@@ -22,7 +23,6 @@
 #define VF_ZERO _mm256_setzero_ps
 #define VF_LOADU _mm256_loadu_ps
 #define VF_STOREU _mm256_storeu_ps
-#define VF_STREAM _mm256_stream_ps
 #define VF_ADD _mm256_add_ps
 #define VF_SUB _mm256_sub_ps
 #define VF_MUL _mm256_mul_ps
@@ -58,6 +58,7 @@
 #define VM_ALL(m) (_mm256_movemask_ps(m) == 0xff)
 #elif VMATH_WIDTH == 16
 #define VM(name) name##_16
+#define VM_PFX _mm512
 #define VM_TARGET __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
 #define VF __m512
 #define VI __m512i
@@ -66,7 +67,6 @@
 #define VF_ZERO _mm512_setzero_ps
 #define VF_LOADU _mm512_loadu_ps
 #define VF_STOREU _mm512_storeu_ps
-#define VF_STREAM _mm512_stream_ps
 #define VF_ADD _mm512_add_ps
 #define VF_SUB _mm512_sub_ps
 #define VF_MUL _mm512_mul_ps
@@ -370,32 +370,10 @@ VM_TARGET static inline VF VM(rsqrt)(VF x)
 
 /* ---- loops over arrays ---- */
 
-/* Defines VM(v##fn)(x, y, n): y[i] = fn(x[i]), VMATH_WIDTH lanes at a
- * time; the last n % W go through a zero-padded buffer, which also makes y
- * == x safe.  From VMATH_STREAM_MIN floats on (and y separate from x) the
- * loop uses non-temporal stores: one unaligned store, then on from the
- * first vector boundary of y (redoing up to W - 1 elements). */
-#define VMATH_LOOP(fn)                                                                          \
-    VM_TARGET static void VM(v##fn)(const float *x, float *y, int64_t n)                        \
-    {                                                                                           \
-        enum { W = VMATH_WIDTH };                                                               \
-        int64_t i = 0;                                                                          \
-        if (n >= VMATH_STREAM_MIN && x != y && ((uintptr_t)y & 3) == 0) {                       \
-            VF_STOREU(y, VM(fn)(VF_LOADU(x)));                                                  \
-            i = (int64_t)((4 * W - ((uintptr_t)y & (4 * W - 1))) & (4 * W - 1)) / 4;            \
-            for (; i + W <= n; i += W)                                                          \
-                VF_STREAM(y + i, VM(fn)(VF_LOADU(x + i)));                                      \
-            _mm_sfence();                                                                       \
-        }                                                                                       \
-        for (; i + W <= n; i += W)                                                              \
-            VF_STOREU(y + i, VM(fn)(VF_LOADU(x + i)));                                          \
-        if (i < n) {                                                                            \
-            float buf[W] = {0};                                                                 \
-            memcpy(buf, x + i, (size_t)(n - i) * sizeof *x);                                    \
-            VF_STOREU(buf, VM(fn)(VF_LOADU(buf)));                                              \
-            memcpy(y + i, buf, (size_t)(n - i) * sizeof *y);                                    \
-        }                                                                                       \
-    }
+/* VM(v##fn)(x, y, n): y[i] = fn(x[i]), through vmath.c's VMATH_LOOP_T
+ * (VMATH_LOOP_AT expands VM_PFX before VMATH_LOOP_T pastes it). */
+#define VMATH_LOOP_AT(name, kernel, pfx) VMATH_LOOP_T(name, kernel, float, VMATH_WIDTH, pfx, ps, VM_TARGET)
+#define VMATH_LOOP(fn) VMATH_LOOP_AT(VM(v##fn), VM(fn), VM_PFX)
 
 VMATH_LOOP(exp)
 VMATH_LOOP(log)
@@ -436,6 +414,7 @@ VM_TARGET static float VM(vexp_shift_sum)(float *x, float shift, int64_t n)
 }
 
 #undef VMATH_LOOP
+#undef VMATH_LOOP_AT
 #undef K
 #undef FMAK
 #undef SIGN_OF
@@ -461,7 +440,6 @@ VM_TARGET static float VM(vexp_shift_sum)(float *x, float shift, int64_t n)
 #undef VF_SET1
 #undef VF_SQRT
 #undef VF_STOREU
-#undef VF_STREAM
 #undef VF_SUB
 #undef VF_XOR
 #undef VF_ZERO
@@ -482,4 +460,5 @@ VM_TARGET static float VM(vexp_shift_sum)(float *x, float shift, int64_t n)
 #undef VM_AND
 #undef VM_KEEP
 #undef VM_OR
+#undef VM_PFX
 #undef VM_TARGET

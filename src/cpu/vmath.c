@@ -431,37 +431,39 @@ TENDO__AVX2 static inline __m256d exp4d(__m256d x)
  * third of the memory traffic).  In place, y's lines are already read. */
 #define VMATH_STREAM_MIN (INT64_C(1) << 22)
 
-/* Defines name(x, y, n), applying kernel to W elements of T at a time
- * (8 floats, 4 doubles: one 256-bit vector, _ps or _pd intrinsics by sfx);
- * the last n % W go through a zero-padded buffer, which also makes y == x
- * safe.  The streaming loop (from VMATH_STREAM_MIN floats' worth of bytes)
- * starts with one unaligned store and then goes on from the first 32-byte
- * boundary of y (redoing up to W - 1 elements). */
-#define VMATH_AVX2_LOOP_T(name, kernel, T, W, sfx)                            \
-    TENDO__AVX2 static void name(const T *x, T *y, int64_t n)                 \
-    {                                                                          \
-        int64_t i = 0;                                                         \
-        if (n >= VMATH_STREAM_MIN * 4 / (int64_t)sizeof(T) && x != y &&        \
-            ((uintptr_t)y & (sizeof(T) - 1)) == 0) {                           \
-            _mm256_storeu_##sfx(y, kernel(_mm256_loadu_##sfx(x)));             \
-            i = (int64_t)((32 - ((uintptr_t)y & 31)) & 31) / (int64_t)sizeof(T); \
-            for (; i + W <= n; i += W)                                         \
-                _mm256_stream_##sfx(y + i, kernel(_mm256_loadu_##sfx(x + i))); \
-            _mm_sfence();                                                      \
-        }                                                                      \
-        for (; i + W <= n; i += W)                                             \
-            _mm256_storeu_##sfx(y + i, kernel(_mm256_loadu_##sfx(x + i)));     \
-        if (i < n) {                                                           \
-            T buf[W] = {0};                                                    \
-            size_t rest = (size_t)(n - i) * sizeof(T);                         \
-            memcpy(buf, x + i, rest);                                          \
-            _mm256_storeu_##sfx(buf, kernel(_mm256_loadu_##sfx(buf)));         \
-            memcpy(y + i, buf, rest);                                          \
-        }                                                                      \
+/* Defines name(x, y, n), applying kernel to W elements of T at a time:
+ * one vector of PFX intrinsics (_mm256 or _mm512) on _ps or _pd (sfx),
+ * compiled for target attr.  The last n % W go through a zero-padded
+ * buffer, which also makes y == x safe.  The streaming loop (from
+ * VMATH_STREAM_MIN floats' worth of bytes) starts with one unaligned
+ * store and then goes on from the first vector boundary of y (redoing up
+ * to W - 1 elements).  vmath-kernels.h uses it at every width. */
+#define VMATH_LOOP_T(name, kernel, T, W, PFX, sfx, attr)                             \
+    attr static void name(const T *x, T *y, int64_t n)                                \
+    {                                                                                 \
+        enum { VB = W * (int)sizeof(T) }; /* bytes per vector */                      \
+        int64_t i = 0;                                                                \
+        if (n >= VMATH_STREAM_MIN * 4 / (int64_t)sizeof(T) && x != y &&               \
+            ((uintptr_t)y & (sizeof(T) - 1)) == 0) {                                  \
+            PFX##_storeu_##sfx(y, kernel(PFX##_loadu_##sfx(x)));                      \
+            i = (int64_t)((VB - ((uintptr_t)y & (VB - 1))) & (VB - 1)) / (int64_t)sizeof(T); \
+            for (; i + W <= n; i += W)                                                \
+                PFX##_stream_##sfx(y + i, kernel(PFX##_loadu_##sfx(x + i)));          \
+            _mm_sfence();                                                             \
+        }                                                                             \
+        for (; i + W <= n; i += W)                                                    \
+            PFX##_storeu_##sfx(y + i, kernel(PFX##_loadu_##sfx(x + i)));              \
+        if (i < n) {                                                                  \
+            T buf[W] = {0};                                                           \
+            size_t rest = (size_t)(n - i) * sizeof(T);                                \
+            memcpy(buf, x + i, rest);                                                 \
+            PFX##_storeu_##sfx(buf, kernel(PFX##_loadu_##sfx(buf)));                  \
+            memcpy(y + i, buf, rest);                                                 \
+        }                                                                             \
     }
-#define VMATH_AVX2_LOOP(name, kernel) VMATH_AVX2_LOOP_T(name, kernel, float, 8, ps)
+#define VMATH_AVX2_LOOP(name, kernel) VMATH_LOOP_T(name, kernel, float, 8, _mm256, ps, TENDO__AVX2)
 /* As VMATH_AVX2_LOOP, for doubles, 4 at a time. */
-#define VMATH_AVX2_LOOP_F64(name, kernel) VMATH_AVX2_LOOP_T(name, kernel, double, 4, pd)
+#define VMATH_AVX2_LOOP_F64(name, kernel) VMATH_LOOP_T(name, kernel, double, 4, _mm256, pd, TENDO__AVX2)
 
 VMATH_AVX2_LOOP(vsin_avx2, sin8)
 VMATH_AVX2_LOOP(vcos_avx2, cos8)
@@ -493,8 +495,6 @@ static int width(void)
 }
 
 void tendo__vmath_force_scalar(int on) { atomic_store_explicit(&force_scalar, on != 0, memory_order_relaxed); }
-
-int tendo__vmath_uses_avx2(void) { return width() != 0; }
 
 const char *tendo__vmath_path(void)
 {
@@ -532,8 +532,6 @@ const char *tendo__vmath_path(void)
 #else /* !TENDO__VMATH_X86 */
 
 void tendo__vmath_force_scalar(int on) { (void)on; }
-
-int tendo__vmath_uses_avx2(void) { return 0; }
 
 const char *tendo__vmath_path(void) { return "scalar"; }
 

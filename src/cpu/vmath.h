@@ -68,9 +68,6 @@ float tendo__rsqrt_f32(float x);
  * CPU.  Not for concurrent use with the loops. */
 void tendo__vmath_force_scalar(int on);
 
-/* 1 when the tendo__v*_f32 loops currently take vector code (AVX2+FMA or
- * AVX-512). */
-int tendo__vmath_uses_avx2(void);
 /* Which code the loops take now: "avx512" (16 lanes; sin, cos and the f64
  * exp stay at 8), "avx2" or "scalar".  A static string. */
 const char *tendo__vmath_path(void);
