@@ -140,45 +140,13 @@ TARGET_512 static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs,
         }
 }
 
-/* dst[w*NR + r] = word w of row r, for 16 rows of 16 words (load16) at
- * src + r*ld bytes: a 16 x 16 transpose of 32-bit words, in three shuffle
- * stages (words within 128-bit lanes, then pairs, then the lanes). */
-TARGET_512 static void transpose16(tendo__pgemm_kind kind, const char *src, int64_t ld, uint32_t *restrict dst)
-{
-    __m512i r[16], t[16];
-
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
-        r[i] = load16(kind, src + i * ld);
-#pragma GCC unroll 8
-    for (int i = 0; i < 16; i += 2) { /* lane L of t[i]: rows i, i+1 of words 4L, 4L+1; t[i+1]: 4L+2, 4L+3 */
-        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-    }
-#pragma GCC unroll 4
-    for (int g = 0; g < 16; g += 4) { /* lane L of r[g + j]: rows g..g+3 of word 4L + j */
-        r[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
-        r[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
-        r[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
-        r[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; j++) { /* word 4L + j: lane L of r[j], r[4+j], r[8+j], r[12+j] */
-        __m512i x0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44), x1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xee);
-        __m512i y0 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44), y1 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xee);
-        _mm512_store_si512(dst + (0 + j) * NR, _mm512_shuffle_i32x4(x0, y0, 0x88));
-        _mm512_store_si512(dst + (4 + j) * NR, _mm512_shuffle_i32x4(x0, y0, 0xdd));
-        _mm512_store_si512(dst + (8 + j) * NR, _mm512_shuffle_i32x4(x1, y1, 0x88));
-        _mm512_store_si512(dst + (12 + j) * NR, _mm512_shuffle_i32x4(x1, y1, 0xdd));
-    }
-}
-
 /* One B sliver: columns j0..j0+NR, words k steps from k kk0 on (k rows in
  * all, n columns): word [q*NR + c] is k step q of column j0 + c, zero past
  * k or n.  Rows of B dense (cs 1: a weight used as is, V) go 16 columns a
  * vector at a time; columns of B dense (rs 1: a transposed Linear weight,
- * K^T) are read column after column in 16 x 16 blocks transposed in
- * registers, with the next sliver's lines prefetched. */
+ * K^T) hold each column's words in order, so the sliver is their
+ * transposed copy (tendo__transpose_copy, of the words, or of the f16
+ * values then widened). */
 TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int64_t rs, int64_t cs, int64_t k,
                                      int64_t n, int64_t kk0, int64_t words, int64_t j0, uint32_t *restrict dst)
 {
@@ -204,12 +172,21 @@ TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int6
             }
         }
     else if (rs == 1 && dense > 0) {
-        for (; q + 16 <= dense; q += 16) {
-            for (int c = 0; c < NR; c++) /* the same line of the next sliver's columns: B is read once */
-                _mm_prefetch(base + ((j0 + NR + c) * cs + kk0 + g * q) * esize, _MM_HINT_T0);
-            for (int h = 0; h < NR; h += 16)
-                transpose16(kind, base + ((j0 + h) * cs + kk0 + g * q) * esize, cs * esize, dst + q * NR + h);
-        }
+        const char *src = base + (j0 * cs + kk0) * esize;
+        if (kind == TENDO__PGEMM_F16) { /* the f16 values transposed, then widened */
+            uint16_t half[WORDS * NR];
+            if (((uintptr_t)src & 1) == 0 && tendo__transpose_copy(half, src, dense, NR, cs, 2)) {
+                tendo__f16_to_f32_n(half, (float *)(void *)dst, dense * NR);
+                q = dense;
+            }
+        } else if (((uintptr_t)src & 3) == 0 && cs * esize % 4 == 0)
+            for (; q < dense; q += 16) { /* 16 words at a time, the next sliver's same lines prefetched */
+                for (int c = 0; c < NR; c++)
+                    _mm_prefetch(src + (NR + c) * cs * esize + 4 * q, _MM_HINT_T0);
+                if (!tendo__transpose_copy(dst + q * NR, src + 4 * q, imin(16, dense - q), NR, cs * esize / 4, 4))
+                    break;
+            }
+        q = imin(q, dense);
     }
     for (; q < words; q++)
         for (int64_t c = 0; c < NR; c++)

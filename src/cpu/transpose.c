@@ -2,9 +2,11 @@
  * transposed view: dst (R x C, dense) = src with strides (1, sc).
  *
  * The naive loop touches a new cache line per element on one side; here
- * 8x8 blocks are transposed in vector registers (AVX2 for 4-byte elements,
- * SSE2 for 2-byte ones), walked in larger tiles so both sides stay cached.
- * Elsewhere it reports false and copy.c falls back to its scalar tiles.
+ * blocks are transposed in vector registers (16x16 with AVX-512 and 8x8
+ * with AVX2 for 4-byte elements, 8x8 with SSE2 for 2-byte ones), walked in
+ * larger tiles so both sides stay cached.  Elsewhere it reports false and
+ * copy.c falls back to its scalar tiles.  The AVX-512 GEMM packs
+ * transposed operands through it too (src/cpu/gemm_avx512.c).
  */
 #include "cpu/cpu.h"
 #include "core/internal.h"
@@ -53,6 +55,38 @@ __attribute__((target("avx2"))) static void block8_u32(const float *src, int64_t
     _mm256_storeu_ps(dst + 7 * C, _mm256_permute2f128_ps(s3, s7, 0x31));
 }
 
+/* The same for a 16x16 block with AVX-512, in three shuffle stages:
+ * elements within 128-bit lanes, then pairs, then the lanes. */
+__attribute__((target("avx512f"))) static void block16_u32(const float *src, int64_t sc, float *dst, int64_t C)
+{
+    __m512i r[16], t[16];
+
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_si512((const void *)(src + i * sc));
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) { /* lane L of t[i]: rows i, i+1 of columns 4L, 4L+1; t[i+1]: 4L+2, 4L+3 */
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < 16; g += 4) { /* lane L of r[g + j]: rows g..g+3 of column 4L + j */
+        r[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+        r[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+        r[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+        r[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) { /* column 4L + j: lane L of r[j], r[4+j], r[8+j], r[12+j] */
+        __m512i x0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44), x1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xee);
+        __m512i y0 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44), y1 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xee);
+        _mm512_storeu_si512((void *)(dst + (0 + j) * C), _mm512_shuffle_i32x4(x0, y0, 0x88));
+        _mm512_storeu_si512((void *)(dst + (4 + j) * C), _mm512_shuffle_i32x4(x0, y0, 0xdd));
+        _mm512_storeu_si512((void *)(dst + (8 + j) * C), _mm512_shuffle_i32x4(x1, y1, 0x88));
+        _mm512_storeu_si512((void *)(dst + (12 + j) * C), _mm512_shuffle_i32x4(x1, y1, 0xdd));
+    }
+}
+
 /* The same for 2-byte elements, with SSE2 (always there on x86-64). */
 static void block8_u16(const uint16_t *src, int64_t sc, uint16_t *dst, int64_t C)
 {
@@ -74,32 +108,39 @@ static void block8_u16(const uint16_t *src, int64_t sc, uint16_t *dst, int64_t C
     }
 }
 
-#define DEFINE_SLAB(T, BLOCK, ATTR)                                                           \
-    ATTR static void slab_##T(const T *src, int64_t sc, T *dst, int64_t R, int64_t C)       \
+/* NAME(src, sc, dst, R, C): the whole copy in B x B blocks of BLOCK
+ * (OUTER must be a multiple of B), the ragged edges element by element. */
+#define DEFINE_SLAB(NAME, T, B, BLOCK, ATTR)                                                  \
+    ATTR static void NAME(const T *src, int64_t sc, T *dst, int64_t R, int64_t C)           \
     {                                                                                         \
-        int64_t R8 = R / 8 * 8, C8 = C / 8 * 8;                                               \
-        for (int64_t r0 = 0; r0 < R8; r0 += OUTER)                                            \
-            for (int64_t c0 = 0; c0 < C8; c0 += OUTER) {                                      \
-                int64_t r1 = r0 + OUTER < R8 ? r0 + OUTER : R8;                               \
-                int64_t c1 = c0 + OUTER < C8 ? c0 + OUTER : C8;                               \
-                for (int64_t r = r0; r < r1; r += 8)                                          \
-                    for (int64_t c = c0; c < c1; c += 8)                                      \
+        int64_t RB = R / B * B, CB = C / B * B;                                               \
+        for (int64_t r0 = 0; r0 < RB; r0 += OUTER)                                            \
+            for (int64_t c0 = 0; c0 < CB; c0 += OUTER) {                                      \
+                int64_t r1 = r0 + OUTER < RB ? r0 + OUTER : RB;                               \
+                int64_t c1 = c0 + OUTER < CB ? c0 + OUTER : CB;                               \
+                for (int64_t r = r0; r < r1; r += B)                                          \
+                    for (int64_t c = c0; c < c1; c += B)                                      \
                         BLOCK(src + r + c * sc, sc, dst + r * C + c, C);                      \
             }                                                                                 \
         /* the ragged right and bottom edges */                                               \
         for (int64_t r = 0; r < R; r++)                                                       \
-            for (int64_t c = r < R8 ? C8 : 0; c < C; c++)                                     \
+            for (int64_t c = r < RB ? CB : 0; c < C; c++)                                     \
                 dst[r * C + c] = src[r + c * sc];                                             \
     }
 
-DEFINE_SLAB(float, block8_u32, __attribute__((target("avx2"))))
-DEFINE_SLAB(uint16_t, block8_u16, )
+DEFINE_SLAB(slab16_float, float, 16, block16_u32, __attribute__((target("avx512f"))))
+DEFINE_SLAB(slab_float, float, 8, block8_u32, __attribute__((target("avx2"))))
+DEFINE_SLAB(slab_uint16_t, uint16_t, 8, block8_u16, )
 #endif /* HAVE_X86 */
 
 bool tendo__transpose_copy(void *dst, const void *src, int64_t R, int64_t C, int64_t sc,
                            size_t elsize)
 {
 #if HAVE_X86
+    if (elsize == 4 && tendo__cpu_has(TENDO__CPU_AVX512)) {
+        slab16_float(src, sc, dst, R, C);
+        return true;
+    }
     if (elsize == 4 && tendo__cpu_has(TENDO__CPU_AVX2)) {
         slab_float(src, sc, dst, R, C);
         return true;
