@@ -71,7 +71,7 @@ static void *dense_compute(const tendo__tensor *t, const tendo__traits *tr, tend
 /* rope of rows rows of hd values of type T in place; cs[s][i] and
  * sn[s][i] (rot/2 per position) are the cosines and sines. */
 #define ROPE_ROWS(NAME, T)                                                                      \
-    static void NAME(T *x, int64_t rows, int64_t seq, int64_t hd, const T *cs, const T *sn,      \
+    static void NAME(T *x, int64_t rows, int64_t seq, int64_t hd, const T *cs, const T *sn,     \
                      int64_t rot, bool interleaved)                                             \
     {                                                                                           \
         int64_t half = rot / 2;                                                                 \
@@ -80,9 +80,9 @@ static void *dense_compute(const tendo__tensor *t, const tendo__traits *tr, tend
         TENDO__OMP(omp parallel for num_threads(threads) schedule(static))                      \
         for (int64_t r = 0; r < rows; r++) {                                                    \
             T *row = x + r * hd;                                                                \
-            const T *c = cs + (r % seq) * half, *s = sn + (r % seq) * half;                      \
+            const T *c = cs + (r % seq) * half, *s = sn + (r % seq) * half;                     \
             for (int64_t i = 0; i < half; i++) {                                                \
-                int64_t i0 = interleaved ? 2 * i : i, i1 = interleaved ? 2 * i + 1 : i + half;    \
+                int64_t i0 = interleaved ? 2 * i : i, i1 = interleaved ? 2 * i + 1 : i + half;  \
                 T a = row[i0], b = row[i1];                                                     \
                 row[i0] = a * c[i] - b * s[i];                                                  \
                 row[i1] = b * c[i] + a * s[i];                                                  \
@@ -201,7 +201,7 @@ static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, con
  * and the sum of s[0..n): eight independent lanes in a fixed order, so the
  * compiler vectorizes them without reassociating. */
 #define ROW_REDUCE(T, SFX)                                                                       \
-    static inline T row_max_##SFX(const T *s, int64_t n)                                               \
+    static inline T row_max_##SFX(const T *s, int64_t n)                                         \
     {                                                                                            \
         T lane[8], mx;                                                                           \
         int64_t j = 0;                                                                           \
@@ -217,7 +217,7 @@ static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, con
             mx = lane[l] > mx ? lane[l] : mx;                                                    \
         return mx;                                                                               \
     }                                                                                            \
-    static inline T row_sum_##SFX(const T *s, int64_t n)                                               \
+    static inline T row_sum_##SFX(const T *s, int64_t n)                                         \
     {                                                                                            \
         T lane[8] = {0}, sum;                                                                    \
         int64_t j = 0;                                                                           \
@@ -230,14 +230,11 @@ static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, con
         return sum;                                                                              \
     }
 
-/* s[j] = exp(s[j] - m) over n values, returning their sum. */
-static float exp_sum_f32(float *s, float m, int64_t n) { return tendo__vexp_shift_sum_f32(s, m, n); }
-
 /* x[j] += y[j], x[j] += v and x[j] *= v over n values, in blocks of eight
  * (so that -O2 vectorizes them; it leaves plain loops of unknown length
  * scalar). */
 #define ROW_MAP(T, SFX)                                                                          \
-    static inline void row_add_##SFX(T *restrict x, const T *restrict y, int64_t n)                     \
+    static inline void row_add_##SFX(T *restrict x, const T *restrict y, int64_t n)              \
     {                                                                                            \
         int64_t j = 0;                                                                           \
         for (; j + 8 <= n; j += 8)                                                               \
@@ -246,7 +243,7 @@ static float exp_sum_f32(float *s, float m, int64_t n) { return tendo__vexp_shif
         for (; j < n; j++)                                                                       \
             x[j] += y[j];                                                                        \
     }                                                                                            \
-    static inline void row_shift_##SFX(T *x, T v, int64_t n)                                           \
+    static inline void row_shift_##SFX(T *x, T v, int64_t n)                                     \
     {                                                                                            \
         int64_t j = 0;                                                                           \
         for (; j + 8 <= n; j += 8)                                                               \
@@ -255,7 +252,7 @@ static float exp_sum_f32(float *s, float m, int64_t n) { return tendo__vexp_shif
         for (; j < n; j++)                                                                       \
             x[j] += v;                                                                           \
     }                                                                                            \
-    static inline void row_scale_##SFX(T *x, T v, int64_t n)                                           \
+    static inline void row_scale_##SFX(T *x, T v, int64_t n)                                     \
     {                                                                                            \
         int64_t j = 0;                                                                           \
         for (; j + 8 <= n; j += 8)                                                               \
@@ -267,6 +264,20 @@ static float exp_sum_f32(float *s, float m, int64_t n) { return tendo__vexp_shif
 
 ROW_REDUCE(float, f32)
 ROW_REDUCE(double, f64)
+
+ROW_MAP(float, f32)
+ROW_MAP(double, f64)
+
+/* s[j] = exp(s[j] - m) over n values, returning their sum (one pass for
+ * f32, tendo__vexp_shift_sum_f32). */
+static float exp_sum_f32(float *s, float m, int64_t n) { return tendo__vexp_shift_sum_f32(s, m, n); }
+
+static double exp_sum_f64(double *s, double m, int64_t n)
+{
+    row_shift_f64(s, -m, n);
+    tendo__vexp_f64(s, s, n);
+    return row_sum_f64(s, n);
+}
 
 /* K^T and V of one (batch, kv head) packed for tendo__pgemm_packed (f32
  * on AVX-512 CPUs): packed once per head instead of once per query block
@@ -316,31 +327,22 @@ static bool pv_f64(const tendo__attn *a, const double *S, const double *V, const
     gemm_f64(false, bq, a->dv, bk, 1, S, BK, V + j0 * a->dv, a->dv, 1, O, a->dv);
     return true;
 }
-ROW_MAP(float, f32)
-ROW_MAP(double, f64)
-
-static double exp_sum_f64(double *s, double m, int64_t n)
-{
-    row_shift_f64(s, -m, n);
-    tendo__vexp_f64(s, s, n);
-    return row_sum_f64(s, n);
-}
 
 /* One task of attention in type T: queries [i0, i0 + BQ) of head h of
  * batch b, into out's rows (dense [batch, hq, lq, dv]).  mask (or NULL)
  * is read through its dtype's widen.  False on out of memory. */
-#define ATTEND_BLOCK(NAME, T, EXP, SFX)                                                                   \
-    static bool NAME(const tendo__attn *a, const T *q, const T *k, const T *v, const packed_kv *pk,    \
+#define ATTEND_BLOCK(NAME, T, EXP, SFX)                                                              \
+    static bool NAME(const tendo__attn *a, const T *q, const T *k, const T *v, const packed_kv *pk,  \
                      const char *mask, const tendo__traits *mt, T *out, int64_t b, int64_t h, int64_t i0) \
     {                                                                                                \
-        const int64_t lq = a->lq, lk = a->lk, d = a->d, dv = a->dv, hk = h / (a->hq / a->hkv);        \
-        const int64_t i1 = i0 + BQ < lq ? i0 + BQ : lq, bq = i1 - i0;                                 \
-        const T *Q = q + ((b * a->hq + h) * lq + i0) * d;                                             \
-        const T *K = k + (b * a->hkv + hk) * lk * d, *V = v + (b * a->hkv + hk) * lk * dv;             \
-        T *O = out + ((b * a->hq + h) * lq + i0) * dv;                                                \
+        const int64_t lq = a->lq, lk = a->lk, d = a->d, dv = a->dv, hk = h / (a->hq / a->hkv);       \
+        const int64_t i1 = i0 + BQ < lq ? i0 + BQ : lq, bq = i1 - i0;                                \
+        const T *Q = q + ((b * a->hq + h) * lq + i0) * d;                                            \
+        const T *K = k + (b * a->hkv + hk) * lk * d, *V = v + (b * a->hkv + hk) * lk * dv;           \
+        T *O = out + ((b * a->hq + h) * lq + i0) * dv;                                               \
         tendo__pool_block *sblk;                                                                     \
         T *S = tendo__gemm_scratch((size_t)(bq * BK + 2 * bq + BK) * sizeof(T), &sblk), *m, *l, *mrow; \
-        int64_t moff = mask ? mask_offset(a, b, h) : 0, jend = lk;                                    \
+        int64_t moff = mask ? mask_offset(a, b, h) : 0, jend = lk;                                   \
         bool ok = true;                                                                              \
                                                                                                      \
         if (!S)                                                                                      \
@@ -387,7 +389,7 @@ static double exp_sum_f64(double *s, double m, int64_t n)
             }                                                                                        \
             ok = pv_##SFX(a, S, V, pk, j0, bq, bk, O);                                               \
         }                                                                                            \
-        for (int64_t r = 0; r < bq && lk > 0; r++) /* no keys at all: a sum of nothing, 0 */          \
+        for (int64_t r = 0; r < bq && lk > 0; r++) /* no keys at all: a sum of nothing, 0 */         \
             for (int64_t c = 0; c < dv; c++)                                                         \
                 O[r * dv + c] /= l[r]; /* 0/0 = NaN where no key was visible */                      \
         tendo__gemm_scratch_free(sblk);                                                              \
@@ -452,22 +454,19 @@ static tendo__tensor *cpu_attention(const char *op, const tendo__attn *a, const 
     shape[q->ndim - 1] = a->dv;
     if (!(out = tendo__tensor_new(op, q->dtype, q->ndim, shape, q->storage->device)))
         return NULL;
-    if (!(Q = dense_compute(q, t, &qblk)) || !(K = dense_compute(k, t, &kblk)) || !(V = dense_compute(v, t, &vblk)))
-        goto oom;
-    O = t->own_compute ? tendo__tensor_data(out) : tendo__gemm_scratch((size_t)out->numel * t->compute_size, &oblk);
-    if (!O)
-        goto oom;
+    failed = !(Q = dense_compute(q, t, &qblk)) || !(K = dense_compute(k, t, &kblk)) ||
+             !(V = dense_compute(v, t, &vblk)) ||
+             !(O = t->own_compute ? tendo__tensor_data(out)
+                                  : tendo__gemm_scratch((size_t)out->numel * t->compute_size, &oblk));
     tendo__blas_one_thread();
     if (tasks * (a->lk + 1) * (a->d + a->dv + 1) < ((int64_t)1 << 16))
         threads = 1;
     if (threads > tasks)
         threads = tasks > 0 ? (int)tasks : 1;
-    if (!dbl) {
-        bool oom;
-        pk = pack_kv(a, K, V, threads, &pblk, &oom);
-        if (oom)
-            goto oom;
-    }
+    if (!failed && !dbl)
+        pk = pack_kv(a, K, V, threads, &pblk, &failed);
+    if (failed)
+        tasks = 0;
     (void)threads;
 TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| : failed))
     for (int64_t i = 0; i < tasks; i++) {
@@ -477,9 +476,11 @@ TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| 
         if (!done)
             failed = true;
     }
-    if (failed)
-        goto oom;
-    if (!t->own_compute)
+    if (failed) {
+        tendo__fail(TENDO_ERR_OOM, op, "out of memory for attention over q %s", tendo__shape_str(q->ndim, q->shape).s);
+        tendo__tensor_free(out);
+        out = NULL;
+    } else if (!t->own_compute)
         t->narrow(O, tendo__tensor_data(out), 1, out->numel);
     tendo__gemm_scratch_free(pblk);
     tendo__gemm_scratch_free(oblk);
@@ -487,15 +488,6 @@ TENDO__OMP(omp parallel for num_threads(threads) schedule(dynamic) reduction(|| 
     tendo__gemm_scratch_free(kblk);
     tendo__gemm_scratch_free(vblk);
     return out;
-oom:
-    tendo__fail(TENDO_ERR_OOM, op, "out of memory for attention over q %s", tendo__shape_str(q->ndim, q->shape).s);
-    tendo__gemm_scratch_free(pblk);
-    tendo__gemm_scratch_free(oblk);
-    tendo__gemm_scratch_free(qblk);
-    tendo__gemm_scratch_free(kblk);
-    tendo__gemm_scratch_free(vblk);
-    tendo__tensor_free(out);
-    return NULL;
 }
 
 /* ---- the device table's entries (src/cpu/device.c) ---- */

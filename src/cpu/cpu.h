@@ -39,7 +39,7 @@ double tendo__best_f64(const double *v, int64_t n, bool largest, bool *nan);
  * operands with vdpbf16ps (AVX512_BF16), f32 operands with vfmadd
  * (AVX-512F), f16 operands widened to f32 as they are packed; all
  * accumulate in f32. */
-typedef enum { TENDO__PGEMM_BF16, TENDO__PGEMM_F32, TENDO__PGEMM_F16 } tendo__pgemm_kind;
+typedef enum { TENDO__PGEMM_NONE = -1, TENDO__PGEMM_BF16, TENDO__PGEMM_F32, TENDO__PGEMM_F16 } tendo__pgemm_kind;
 /* Whether this CPU (and build) runs kind's kernel. */
 bool tendo__pgemm_available(tendo__pgemm_kind kind);
 /* C (m x n, f32, row stride ldc) = alpha * A B + beta * C for A and B of

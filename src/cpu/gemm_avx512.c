@@ -64,7 +64,8 @@ static inline int64_t elem_size(tendo__pgemm_kind kind) { return kind == TENDO__
 /* See cpu.h. */
 bool tendo__pgemm_available(tendo__pgemm_kind kind)
 {
-    return PGEMM_X86 && tendo__cpu_has(kind == TENDO__PGEMM_BF16 ? TENDO__CPU_AVX512BF16 : TENDO__CPU_AVX512);
+    return PGEMM_X86 && kind != TENDO__PGEMM_NONE &&
+           tendo__cpu_has(kind == TENDO__PGEMM_BF16 ? TENDO__CPU_AVX512BF16 : TENDO__CPU_AVX512);
 }
 
 /* See cpu.h. */

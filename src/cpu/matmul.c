@@ -129,7 +129,7 @@ void tendo__blas_one_thread(void)
 typedef struct {
     const tendo__traits *t;
     bool blas;
-    int pkind;         /* a tendo__pgemm_kind, or -1 */
+    tendo__pgemm_kind pkind; /* TENDO__PGEMM_NONE: no AVX-512 kernel */
     const char *b;     /* B's first element */
     const operand *B;  /* its shape and strides */
     void *bpacked;
@@ -168,11 +168,11 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
         return tendo__dgemm(r1 - r0, n, k, 1.0, (const double *)(const void *)ar, A->rs, A->cs,
                             (const double *)(const void *)b, B->rs, B->cs, 0.0, (double *)crow, ldc) == 0;
     if (ctx->bpacked) /* B packed once for every tile (see float_prepare); c0 is a whole sliver */
-        return tendo__pgemm_packed((tendo__pgemm_kind)ctx->pkind, r1 - r0, n, k, 1.0f, ar, A->rs, A->cs,
-                                   ctx->bpacked, B->cols, c0 / TENDO__PGEMM_NR, 0.0f, (float *)crow, ldc) == 0;
-    if (ctx->pkind >= 0) {
-        int done = tendo__pgemm((tendo__pgemm_kind)ctx->pkind, r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs,
-                                B->cs, 0.0f, (float *)crow, ldc);
+        return tendo__pgemm_packed(ctx->pkind, r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, ctx->bpacked, B->cols,
+                                   c0 / TENDO__PGEMM_NR, 0.0f, (float *)crow, ldc) == 0;
+    if (ctx->pkind != TENDO__PGEMM_NONE) {
+        int done = tendo__pgemm(ctx->pkind, r1 - r0, n, k, 1.0f, ar, A->rs, A->cs, b, B->rs, B->cs, 0.0f,
+                                (float *)crow, ldc);
         if (done <= 0)
             return done == 0;
     }
@@ -348,9 +348,9 @@ TENDO__OMP(omp for schedule(dynamic))
  * (a decoder's matrix-vector products) costs as much as the product. */
 #define PGEMM_MIN_ROWS 48
 
-/* The AVX-512 kernel for dtype t on this CPU, or -1: bf16 with
- * AVX512_BF16, f32 and f16 with AVX-512F. */
-static int pgemm_kind(const tendo__traits *t)
+/* The AVX-512 kernel for dtype t on this CPU, or TENDO__PGEMM_NONE: bf16
+ * with AVX512_BF16, f32 and f16 with AVX-512F. */
+static tendo__pgemm_kind pgemm_kind(const tendo__traits *t)
 {
 #ifdef TENDO_HAVE_BF16
     if (t == tendo__traits_of(TENDO_BF16) && tendo__pgemm_available(TENDO__PGEMM_BF16))
@@ -362,7 +362,7 @@ static int pgemm_kind(const tendo__traits *t)
     if (t == tendo__traits_of(TENDO_F16) && tendo__pgemm_available(TENDO__PGEMM_F16))
         return TENDO__PGEMM_F16;
 #endif
-    return -1;
+    return TENDO__PGEMM_NONE;
 }
 
 /* Decided once the batches are folded (the folded A is what CBLAS takes).
@@ -379,17 +379,17 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
     c->blas = use_blas(&p->A, &p->B, c->t);
     if (c->pkind == TENDO__PGEMM_F32 && c->blas &&
         (p->A.rows * p->B.cols * p->A.cols < PGEMM_MIN || p->A.rows < PGEMM_MIN_ROWS))
-        c->pkind = -1; /* small f32 products (attention's per-head ones, a decoder's rows): OpenBLAS */
-    if (c->pkind >= 0)
+        c->pkind = TENDO__PGEMM_NONE; /* small f32 products (attention's per-head ones, a decoder's rows): OpenBLAS */
+    if (c->pkind != TENDO__PGEMM_NONE)
         c->blas = false;
-    if (c->pkind < 0 || p->nbatches != 1 || rows->count < 2 || p->A.cols == 0)
+    if (c->pkind == TENDO__PGEMM_NONE || p->nbatches != 1 || rows->count < 2 || p->A.cols == 0)
         return 0;
     /* Row blocks of 21 and 22 tiles would idle a thread 1/22 of the time:
      * halve the columns (the AVX-512 kernels give the same bits on any
      * tiles, so this may depend on the thread count). */
     if (threads > 1 && rows->count <= 2 * threads && cut_uneven(rows))
         *col_block = (p->B.cols + 1) / 2;
-    if (!(c->bpacked = tendo__gemm_scratch(tendo__pgemm_b_bytes((tendo__pgemm_kind)c->pkind, p->A.cols, p->B.cols), &c->bblk)))
+    if (!(c->bpacked = tendo__gemm_scratch(tendo__pgemm_b_bytes(c->pkind, p->A.cols, p->B.cols), &c->bblk)))
         return -1;
     tendo__mm_batch_offsets(p, 0, &aoff, &boff);
     c->b = (const char *)tendo__tensor_data(b) + boff * (int64_t)c->t->size;
@@ -401,7 +401,7 @@ static void float_share(int64_t i, void *ctx)
 {
     float_ctx *c = ctx;
 
-    tendo__pgemm_pack_b((tendo__pgemm_kind)c->pkind, c->B->rows, c->B->cols, c->b, c->B->rs, c->B->cs, i, i + 1, c->bpacked);
+    tendo__pgemm_pack_b(c->pkind, c->B->rows, c->B->cols, c->b, c->B->rs, c->B->cs, i, i + 1, c->bpacked);
 }
 
 static void float_finish(void *ctx)
@@ -422,7 +422,7 @@ static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const te
 tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
 {
     static const mm_hooks hooks = {float_prepare, float_share, float_finish};
-    float_ctx c = {tendo__traits_of(a->dtype), false, -1, NULL, NULL, NULL, NULL};
+    float_ctx c = {tendo__traits_of(a->dtype), false, TENDO__PGEMM_NONE, NULL, NULL, NULL, NULL};
 
     if (c.t->compute != TENDO__COMPUTE_FLOAT && !(c.t->compute == TENDO__COMPUTE_DOUBLE && c.t->own_compute)) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CPU matmul for %s", c.t->name);
