@@ -1,7 +1,7 @@
 /* kernels/index.cuh - scatter_add on the device: the indexed walk of
  * src/cuda/index.cu (core/launch.h's tendo__cu_index), adding each element
  * into its place with an atomic update, for the per-dtype launchers of
- * templates/ops.cu.j2 (which bring the addition).  The order of additions
+ * kernels/templates/ops.cu.j2 (which bring the addition).  The order of additions
  * into one element is not fixed, as with any atomic accumulation. */
 #ifndef TENDO_KERNELS_INDEX_CUH
 #define TENDO_KERNELS_INDEX_CUH

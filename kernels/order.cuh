@@ -2,7 +2,7 @@
  * tendo__cu_rows: a stable sort (sort, argsort, topk), cumsum, and var/std.
  *
  * Sorting compares (key, index) pairs: the key an unsigned integer in the
- * order of the sort (the CPU's sort_key, templates/cpu_order.c.j2), the
+ * order of the sort (the CPU's sort_key, templates/cpu/order.c.j2), the
  * index the element's place along the row.  No two pairs are equal, so
  * any sorting network gives the one stable order, the CPU's bit for bit.
  *   - A row of up to TENDO__CU_SORT_TILE elements: one block sorts it in

@@ -1,5 +1,5 @@
 /* kernels/rows.cuh - row-wise kernels over a tendo__cu_rows: reductions
- * (one gen/ops.toml [[reduction]] each), softmax/log_softmax, layer_norm
+ * (one [[reduction]] of gen/registry/reductions.toml each), softmax/log_softmax, layer_norm
  * and rms_norm, and argmax/argmin.
  *
  * Reductions pick one of three shapes of work (and split long rows into

@@ -1,5 +1,5 @@
 /* kernels/tendo.cuh - device helpers shared by tendo's CUDA kernels:
- * element loads and stores in each dtype's compute type, 64- or 32-bit index math over a
+ * element loads and stores (generated), 64- or 32-bit index math over a
  * tendo__cu_iter, 16-byte vectors, warp and block reductions, launch
  * geometry and error returns.  Included by the generated
  * src/gen/cuda_*.cu and by src/cuda/*.cu; hand-written, never installed.
@@ -13,59 +13,18 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "tendo/core.h" /* the C element types: tendo_f16, tendo_f8e4m3, ... */
+#include "tendo/core.h" /* the C element types */
 #include "core/fp8.h"
 #include "core/launch.h"
 
 /* ---- elements ------------------------------------------------------------------
  *
- * tendo_ld(x) widens element x to its dtype's compute type (float for the
- * 16- and 8-bit floats, the element's own type otherwise: double, the
- * integers, bool); tendo_st<T>(v) converts a compute-type (or accumulator)
- * value v back to element type T, rounded once to nearest even for a
- * narrow float (like the CPU's narrowing), by C++'s conversion otherwise
- * (bool: v != 0).  The 8-bit floats are tendo's own C structs, converted by
- * the TENDO_HD functions of src/core/fp8.h, bit for bit as on the CPU. */
-
-static __device__ __forceinline__ float tendo_ld(float x) { return x; }
-static __device__ __forceinline__ double tendo_ld(double x) { return x; }
-static __device__ __forceinline__ float tendo_ld(__half x) { return __half2float(x); }
-static __device__ __forceinline__ float tendo_ld(__nv_bfloat16 x) { return __bfloat162float(x); }
-static __device__ __forceinline__ float tendo_ld(tendo_f8e4m3 x) { return tendo__f8e4m3_bits_to_f32(x.bits); }
-static __device__ __forceinline__ float tendo_ld(tendo_f8e5m2 x) { return tendo__f8e5m2_bits_to_f32(x.bits); }
-static __device__ __forceinline__ bool tendo_ld(bool x) { return x; }
-static __device__ __forceinline__ int8_t tendo_ld(int8_t x) { return x; }
-static __device__ __forceinline__ int16_t tendo_ld(int16_t x) { return x; }
-static __device__ __forceinline__ int32_t tendo_ld(int32_t x) { return x; }
-static __device__ __forceinline__ int64_t tendo_ld(int64_t x) { return x; }
-static __device__ __forceinline__ uint8_t tendo_ld(uint8_t x) { return x; }
-
-template <typename T> struct tendo_st_ {
-    template <typename V> static __device__ __forceinline__ T f(V v) { return (T)v; }
-};
-template <> struct tendo_st_<__half> {
-    static __device__ __forceinline__ __half f(float v) { return __float2half_rn(v); }
-};
-template <> struct tendo_st_<__nv_bfloat16> {
-    static __device__ __forceinline__ __nv_bfloat16 f(float v) { return __float2bfloat16_rn(v); }
-};
-template <> struct tendo_st_<tendo_f8e4m3> {
-    static __device__ __forceinline__ tendo_f8e4m3 f(float v) { tendo_f8e4m3 r = {tendo__f32_to_f8e4m3_bits(v)}; return r; }
-};
-template <> struct tendo_st_<tendo_f8e5m2> {
-    static __device__ __forceinline__ tendo_f8e5m2 f(float v) { tendo_f8e5m2 r = {tendo__f32_to_f8e5m2_bits(v)}; return r; }
-};
-template <typename T, typename V> static __device__ __forceinline__ T tendo_st(V v) { return tendo_st_<T>::f(v); }
-
-/* The device side of the f16/bf16 conversions that gen/tendo-gen's cast()
- * spells for the CPU (src/cpu/half.h, not compiled for the device): the
- * same roundings (once, to nearest even), by CUDA's intrinsics. */
-static __device__ __forceinline__ float tendo__f16_bits_to_f32(uint16_t h) { return __half2float(__ushort_as_half(h)); }
-static __device__ __forceinline__ uint16_t tendo__f32_to_f16_bits(float f) { return __half_as_ushort(__float2half_rn(f)); }
-static __device__ __forceinline__ uint16_t tendo__f64_to_f16_bits(double d) { return __half_as_ushort(__double2half(d)); }
-static __device__ __forceinline__ float tendo__bf16_bits_to_f32(uint16_t h) { return __bfloat162float(__ushort_as_bfloat16(h)); }
-static __device__ __forceinline__ uint16_t tendo__f32_to_bf16_bits(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
-static __device__ __forceinline__ uint16_t tendo__f64_to_bf16_bits(double d) { return __bfloat16_as_ushort(__double2bfloat16(d)); }
+ * tendo_ld(x) widens element x to its dtype's compute type, and
+ * tendo_st<T>(v) rounds a compute-type (or accumulator) value v back to
+ * element type T, once: both generated for every CUDA element type from
+ * gen/dtypes.toml (src/gen/cuda_elements.cuh, kernels/templates/elements.cuh.j2). */
+#include "half.cuh"
+#include "gen/cuda_elements.cuh"
 
 /* V elements of T, loaded or stored as one 16-byte (or smaller) access. */
 template <typename T, int V> struct alignas(sizeof(T) * V) tendo_vec {

@@ -8,7 +8,7 @@
  * NaN or infinity must sit where the CPU has the same, never elsewhere.
  * _out forms write into a window of a larger device buffer whose rest is
  * filled with a sentinel, which must come back unchanged.  The elementwise
- * ops and reductions are those of gen/ops.toml (t/ops-table.h), so a new
+ * ops and reductions are those of the registry (t/ops-table.h), so a new
  * entry runs on the device too with no edit here. */
 
 #include "ops-table.h"
@@ -121,7 +121,7 @@ static bool DTFN(cu_same)(const TT *c, const TT *g, double tol, const char *what
 
 typedef TT *(*DTFN(cu_red_fn))(const TT *, int, bool);
 
-/* Every [[binary]] and [[unary]] op of gen/ops.toml (t/ops-table.h) and
+/* Every [[binary]] and [[unary]] op of the registry (t/ops-table.h) and
  * clamp, on the device against the CPU, on inputs drawn from each op's own
  * ranges (a binary op's b kept at |b| >= bmin by drawing it positive). */
 static void DTFN(test_cuda_elementwise)(void)
@@ -218,7 +218,7 @@ static void DTFN(test_cuda_sentinel)(void)
 
 static void DTFN(test_cuda_rows)(void)
 {
-    const DTFN(t_redop) *reds = DTFN(t_reduction)(); /* every [[reduction]] of gen/ops.toml */
+    const DTFN(t_redop) *reds = DTFN(t_reduction)(); /* every [[reduction]] of the registry */
     /* rows of 1100 (a block per row), of 130 or 3 and of 6 or 2 (a warp
      * per row, or columns); simulated, each softmax row costs 256 fibers */
     const int64_t shape[3] = {cu_simulated ? 2 : 6, cu_simulated ? 3 : 130, 1100};

@@ -1,11 +1,11 @@
 /* t/ops-body.h - elementwise ops against double references, per dtype.
  *
- * Every [[binary]] op of gen/ops.toml (op, op_out, op_scalar), every
+ * Every [[binary]] op of the registry (op, op_out, op_scalar), every
  * [[unary]] op (op, op_out) and clamp, on contiguous, transposed,
  * sliced-with-step, expanded (stride 0) and flipped (negative stride)
  * inputs, over several broadcast patterns.  The ops, their references and
  * their parameters come from t/ops-table.h, which gen/tendo-gen writes from
- * gen/ops.toml: this file keeps no list of ops, so a new entry is tested
+ * the registry: this file keeps no list of ops, so a new entry is tested
  * with no change here.  The reference (the entry's `ref`) is computed in
  * double from the inputs' exact values (read back through copy_to), and
  * each element must be within a tolerance:
@@ -19,7 +19,7 @@
  * clamp) must be exact; correctly rounded f32 ops (add, sub, mul, div,
  * sqrt) get 1 ulp; transcendental ones a few ulp.  Unary inputs are dense
  * for the vector (src/vmath.h) paths and strided for the scalar
- * expressions of gen/ops.toml; both must meet it.  A 16-bit result is
+ * expressions of the registry; both must meet it.  A 16-bit result is
  * computed in float and rounded once, so it may be off by at most half an
  * ulp of the dtype plus the f32 error: DT_ULP = 2^(1-p) relative covers
  * both with room to spare.  NaN passes only where the reference is NaN,
@@ -80,7 +80,7 @@ static const DTFN(t_binop) *DTFN(binop_named)(const char *name)
     for (int op = 0; op < T_NBINARY; op++)
         if (strcmp(DTFN(t_binary)()[op].name, name) == 0)
             return &DTFN(t_binary)()[op];
-    bail("gen/ops.toml has no [[binary]] %s", name);
+    bail("the registry has no [[binary]] %s", name);
     return NULL;
 }
 

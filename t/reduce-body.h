@@ -1,8 +1,8 @@
-/* t/reduce-body.h - every [[reduction]] of gen/ops.toml (sum, mean, max,
+/* t/reduce-body.h - every [[reduction]] of the registry (sum, mean, max,
  * min...) and sum_all against double references, per dtype.
  *
  * The reductions, their references and tolerances come from t/ops-table.h,
- * which gen/tendo-gen writes from gen/ops.toml: this file keeps no list of
+ * which gen/tendo-gen writes from the registry: this file keeps no list of
  * them.  Every dim (counted from the front and from the back), keepdim on
  * and off, of 1-D..4-D tensors in every layout (contiguous, transposed,
  * sliced with a step, expanded with stride 0, flipped with negative
@@ -71,7 +71,7 @@ static const DTFN(t_redop) *DTFN(redop_named)(const char *name)
     for (int op = 0; op < T_NREDUCTION; op++)
         if (strcmp(DTFN(t_reduction)()[op].name, name) == 0)
             return &DTFN(t_reduction)()[op];
-    bail("gen/ops.toml has no [[reduction]] %s", name);
+    bail("the registry has no [[reduction]] %s", name);
     return NULL;
 }
 
@@ -236,7 +236,7 @@ static void DTFN(test_reduce_long)(void)
 }
 
 /* sum_all: a 0-d tensor with the sum of everything, checked as the sum
- * entry of gen/ops.toml over all elements. */
+ * entry of the registry over all elements. */
 static void DTFN(test_sum_all)(void)
 {
     const DTFN(t_redop) *sum = DTFN(redop_named)("sum");

@@ -13,7 +13,7 @@
  * TENDO_POOL=off, which also makes every tensor a fresh allocation).
  *
  * Part 1 sweeps every per-dtype function of every dtype through the thunks
- * of t/fault-table.h (generated from gen/api.toml and gen/ops.toml, so a
+ * of t/fault-table.h (generated from the registry (gen/registry/), so a
  * new function is swept without a list kept here), once with contiguous
  * inputs and once with strided views.  Part 2 sweeps sequences a program
  * makes: safetensors save / load / compute, .npy save and load, a DLPack

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t/t-gen-ops.sh - the op tests follow gen/ops.toml: a new entry is tested
+# t/t-gen-ops.sh - the op tests follow gen/registry/elementwise.toml: a new entry is tested
 # with no change to them, and an entry whose expr disagrees with its ref
 # fails them.
 #
@@ -17,7 +17,7 @@
 echo "1..5"
 
 # Two new entries: name, expr and ref, nothing else.
-cat >>"$src/gen/ops.toml" <<'EOF'
+cat >>"$src/gen/registry/elementwise.toml" <<'EOF'
 
 [[binary]]
 name = "hypot2"
@@ -44,10 +44,10 @@ mkdir "$build"
 if (cd "$build" && "$src/configure" -q --without-cuda --enable-dtypes=f32,i64,bool --without-blas \
         PYTHON="$PYTHON" CC="${CC:-cc}" CFLAGS="${TEST_CFLAGS--O1}" LDFLAGS="${TEST_LDFLAGS-}") \
         >"$tmp/configure.log" 2>&1 && build "$tmp/build.log"; then
-    echo "ok 1 - a scratch tree (f32, i64, bool, no CUDA) with hypot2 and cube added to gen/ops.toml builds t/t-ops"
+    echo "ok 1 - a scratch tree (f32, i64, bool, no CUDA) with hypot2 and cube added to gen/registry/elementwise.toml builds t/t-ops"
 else
     cat "$tmp/build.log" >>"$tmp/configure.log" 2>/dev/null
-    report 1 "a scratch tree with hypot2 and cube added to gen/ops.toml builds t/t-ops" "$tmp/configure.log"
+    report 1 "a scratch tree with hypot2 and cube added to gen/registry/elementwise.toml builds t/t-ops" "$tmp/configure.log"
     for n in 2 3 4 5; do echo "not ok $n - # no t/t-ops to run"; done
     exit 0
 fi
@@ -67,8 +67,8 @@ fi
 
 # (b) only the exprs change: they now disagree with the refs
 sed -i 's/^expr = "a \* a + b \* b"$/expr = "a * a + b"/; s/^expr = "a \* a \* a"$/expr = "a * a"/' \
-    "$src/gen/ops.toml"
-if grep -q '^expr = "a \* a + b"$' "$src/gen/ops.toml" && grep -q '^expr = "a \* a"$' "$src/gen/ops.toml" &&
+    "$src/gen/registry/elementwise.toml"
+if grep -q '^expr = "a \* a + b"$' "$src/gen/registry/elementwise.toml" && grep -q '^expr = "a \* a"$' "$src/gen/registry/elementwise.toml" &&
     build "$tmp/rebuild.log"; then
     echo "ok 3 - with hypot2's expr a * a + b and cube's a * a (refs unchanged), t/t-ops rebuilds"
 else

@@ -5,7 +5,7 @@
 # and expects byte-identical files; then feeds it broken tables and expects
 # a refusal that names the problem; then plants an error in a template and
 # expects the compiler to name the template line (the #line directives).
-# (t/t-gen-ops.sh checks that the op tests follow gen/ops.toml.)
+# (t/t-gen-ops.sh checks that the op tests follow the registry's op families.)
 # Needs PYTHON, top_srcdir, and CC and top_builddir for the last part
 # (make check).
 : "${PYTHON:=python3}" "${top_srcdir:=.}" "${top_builddir:=.}" "${CC:=cc}"
@@ -47,16 +47,18 @@ refuses() { # N DESCRIPTION EXPECTED-MESSAGE-FRAGMENT, with $tmp/src prepared
         echo "not ok $1 - $2: wrong message"; sed 's/^/# /' "$tmp/out"
     fi
 }
-fresh() {
-    rm -rf "$tmp/src" && mkdir -p "$tmp/src/gen" &&
-    cp -R "$top_srcdir/gen/." "$tmp/src/gen/" && cp -R "$top_srcdir/templates" "$tmp/src/"
+fresh() { # a copy of the generator and its inputs (gen/, templates/, kernels/templates/)
+    rm -rf "$tmp/src" && mkdir -p "$tmp/src/gen" "$tmp/src/kernels" &&
+    cp -R "$top_srcdir/gen/." "$tmp/src/gen/" && cp -R "$top_srcdir/templates" "$tmp/src/" &&
+    cp -R "$top_srcdir/kernels/templates" "$tmp/src/kernels/"
 }
 fresh; dtypes=f32,i64,bool,f99 refuses 3 "an unknown dtype" "unknown dtype 'f99'"
 fresh; sed -i 's/^code = 2$/code = 1/' "$tmp/src/gen/dtypes.toml"
 refuses 4 "two dtypes with one code" "code 1 must be positive and unique"
 fresh; sed -i '0,/^safetensors = .*/{/^safetensors = .*/d}' "$tmp/src/gen/dtypes.toml"
 refuses 5 "a dtype missing a field no kind supplies" "dtype #1: missing field 'safetensors'"
-fresh; printf '[[fn]]\nname = "free"\nret = "void"\nparams = ["tensor t"]\ndoc = "again"\n' >> "$tmp/src/gen/api.toml"
+fresh; printf '[[fn]]\nname = "free"\nret = "void"\nparams = ["tensor t"]\ncall = "t"\ntest = "t-tensor"\ndoc = "again"\n' \
+    >> "$tmp/src/gen/registry/views.toml"
 refuses 6 "a function declared twice" "function 'free' declared twice"
 # f64 accumulates in double, which has kernels; long double has none
 fresh; sed -n '/^name = "f64"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
@@ -71,32 +73,34 @@ fresh; sed -n '/^name = "f32"/,/^numpy/p' "$top_srcdir/gen/dtypes.toml" |
     { echo "[[dtype]]"; cat; } >> "$tmp/src/gen/dtypes.toml"
 dtypes=f32,i64,bool,q32 refuses 8 "a dtype converting to its compute type without run conversions" "widen_run must name a C identifier"
 
-# gen/ops.toml's references and test fields (t/ops-table.h)
-fresh; sed -i '0,/^ref = "-a"$/s//ref = "-b"/' "$tmp/src/gen/ops.toml"
+# the op families' references and test fields (t/ops-table.h)
+ew="$tmp/src/gen/registry/elementwise.toml"
+fresh; sed -i '0,/^ref = "-a"$/s//ref = "-b"/' "$ew"
 refuses 9 "a unary ref naming b" "unary #1 (neg): ref: names 'b', which is none of its operands (a)"
-fresh; sed -i 's/^ref = "1.0 \/ (1.0 + exp(-a))"$/ref = "tendo__sigmoid(a)"/' "$tmp/src/gen/ops.toml"
+fresh; sed -i 's/^ref = "1.0 \/ (1.0 + exp(-a))"$/ref = "tendo__sigmoid(a)"/' "$ew"
 refuses 10 "a ref calling the library's own helper" "ref: calls 'tendo__sigmoid', which is not a double function"
-fresh; sed -i 's/^tol = { rel = 6, abs_x = 8 }$/tol = { rel = 6, absx = 8 }/' "$tmp/src/gen/ops.toml"
+fresh; sed -i 's/^tol = { rel = 6, abs_x = 8 }$/tol = { rel = 6, absx = 8 }/' "$ew"
 refuses 11 "a misspelt tolerance" "tol: unknown field(s) absx"
-fresh; printf '[[binary]]\nname = "hypot2"\nexpr = "a * a + b * b"\n' >> "$tmp/src/gen/ops.toml"
-nbinary=$(grep -c '^\[\[binary\]\]' "$tmp/src/gen/ops.toml")
+fresh; printf '[[binary]]\nname = "hypot2"\nexpr = "a * a + b * b"\n' >> "$ew"
+nbinary=$(grep -c '^\[\[binary\]\]' "$ew")
 refuses 12 "an op without a reference" "binary #$nbinary (hypot2): missing field 'ref'"
 
-# gen/api.toml's sample calls (t/fault-table.h): a function the fault
-# sweep could not call is refused, not left out of the sweep
-fresh; sed -i '0,/^sample = { b = "t43" }$/s//sample = { c = "t43" }/' "$tmp/src/gen/api.toml"
+# the sample calls (t/fault-table.h): a function the fault sweep could not
+# call is refused, not left out of the sweep
+nn="$tmp/src/gen/registry/nn.toml"
+fresh; sed -i '0,/^sample = { b = "t43" }$/s//sample = { c = "t43" }/' "$nn"
 refuses 13 "a sample naming no param" "(matmul): sample names c, not a param"
-fresh; sed -i '0,/^sample = { b = "t43" }$/s//sample = { b = "t99" }/' "$tmp/src/gen/api.toml"
+fresh; sed -i '0,/^sample = { b = "t43" }$/s//sample = { b = "t99" }/' "$nn"
 refuses 14 "a sample naming no fixture" "sample 't99' is none of"
-fresh; printf '[[fn]]\nname = "frob"\nret = "tensor"\nparams = ["ctensor t", "int flavour"]\ndoc = "d"\n' >> "$tmp/src/gen/api.toml"
+fresh; printf '[[fn]]\nname = "frob"\nret = "tensor"\nparams = ["ctensor t", "int flavour"]\ncall = "t"\ntest = "t-nn"\ndoc = "d"\n' >> "$nn"
 refuses 15 "a param the sweep cannot make a sample of" "(frob): param 'int flavour': no sample value for it"
 
 # bool and i64 are results of other dtypes' ops: a build without them is refused
 fresh; dtypes=f32,f16,i64 refuses 16 "leaving out bool" "dtype 'bool' cannot be left out"
 fresh; dtypes=f32,bool refuses 17 "leaving out i64" "dtype 'i64' cannot be left out"
 # no --dtypes: every dtype of gen/dtypes.toml, in table order
-want=$(sed -n 's/^name = "\(.*\)"$/src\/gen\/ops_\1.c/p' "$top_srcdir/gen/dtypes.toml")
-got=$("$PYTHON" "$gen" --srcdir "$top_srcdir" --list 2>&1 | tr ' ' '\n' | grep '^src/gen/ops_')
+want=$(sed -n 's/^name = "\(.*\)"$/include\/tendo\/tensor_\1.h/p' "$top_srcdir/gen/dtypes.toml")
+got=$("$PYTHON" "$gen" --srcdir "$top_srcdir" --list 2>&1 | tr ' ' '\n' | grep '^include/tendo/tensor_')
 if [ -n "$want" ] && [ "$got" = "$want" ]; then
     echo "ok 18 - without --dtypes every dtype of gen/dtypes.toml is rendered, in table order"
 else
@@ -104,17 +108,17 @@ else
 fi
 
 # #line: an error planted in a template is reported at the template's line.
-# The rendered ops_<dt>.c is compiled against the build tree's headers, for
-# the first dtype the build has.
+# The rendered elementwise_<dt>.c is compiled against the build tree's
+# headers, for the first dtype the build has.
 case "$top_builddir" in /*) ;; *) top_builddir=$(pwd)/$top_builddir ;; esac
 dt=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_builddir/include/tendo/dtype.h" 2>/dev/null | head -1)
 [ -n "$dt" ] || dt=$(sed -n 's/^ *X(\([a-z0-9_]*\), .*/\1/p' "$top_srcdir/include/tendo/dtype.h" 2>/dev/null | head -1)
-syntax() { # renders and compiles $tmp/b/src/gen/ops_$dt.c, messages in $tmp/err
+syntax() { # renders and compiles $tmp/b/src/gen/elementwise_$dt.c, messages in $tmp/err
     (cd "$tmp/b" && "$PYTHON" "$tmp/src/gen/tendo-gen" --srcdir "$tmp/src" --dtypes "$dt,i64,bool" \
-        "src/gen/ops_$dt.c" src/gen/cuda_launchers.h src/gen/convert.h) &&
+        "src/gen/elementwise_$dt.c" src/gen/cuda_launchers.h src/gen/convert.h src/gen/cpu_kernels.h) &&
     $CC -std=c11 -fsyntax-only -D_POSIX_C_SOURCE=200809L -I"$top_builddir" -I"$tmp/b/src" -I"$top_builddir/include" \
         -I"$top_srcdir/include" -I"$top_srcdir/src" -I"$top_builddir/t" \
-        "$tmp/b/src/gen/ops_$dt.c" >"$tmp/err" 2>&1
+        "$tmp/b/src/gen/elementwise_$dt.c" >"$tmp/err" 2>&1
 }
 if [ -z "$dt" ] || [ ! -f "$top_builddir/config.h" ]; then
     for i in 19 20 21; do echo "ok $i # SKIP no configured build tree at $top_builddir"; done
@@ -122,43 +126,46 @@ if [ -z "$dt" ] || [ ! -f "$top_builddir/config.h" ]; then
 fi
 fresh; rm -rf "$tmp/b"; mkdir "$tmp/b"
 if syntax; then
-    echo "ok 19 - the rendered src/gen/ops_$dt.c, #line directives and all, compiles"
+    echo "ok 19 - the rendered src/gen/elementwise_$dt.c, #line directives and all, compiles"
 else
-    echo "not ok 19 - the rendered src/gen/ops_$dt.c compiles"; sed 's/^/# /' "$tmp/err" | head -20
+    echo "not ok 19 - the rendered src/gen/elementwise_$dt.c compiles"; sed 's/^/# /' "$tmp/err" | head -20
 fi
-# the first line of the unary op loop's body: one error per unary op
-tmpl="$tmp/src/templates/ops.c.j2"
-loop=$(grep -n '^{% for op in ops if op.kind == "unary"\( and op.applies(dt)\)\? %}$' "$tmpl" | cut -d: -f1)
+# the first line of the unary op family's macro: one error per unary op
+rel=templates/api/elementwise.j2
+tmpl="$tmp/src/$rel"
+loop=$(grep -n '^{% macro unary(op) %}$' "$tmpl" | cut -d: -f1)
 line=$((loop + 1))
 sed -i "${loop}a int planted_{{ op.name }}(void) { return planted_undeclared; }" "$tmpl"
 # the unary ops that apply to $dt (the first dtype, a float one), as the
 # generator decides it (op.applies)
-nunary=$("$PYTHON" - "$tmp/src/gen/tendo-gen" "$tmp/src" "$dt" <<'PY'
-import importlib.machinery, os, sys
-g = importlib.machinery.SourceFileLoader("tendo_gen", sys.argv[1]).load_module()
-dt = [d for d in g.load_dtypes(os.path.join(sys.argv[2], "gen", "dtypes.toml")) if d.name == sys.argv[3]][0]
-ops = g.load_ops(os.path.join(sys.argv[2], "gen", "ops.toml"))[0]
-print(sum(1 for op in ops if op.kind == "unary" and op.applies(dt)))
+nunary=$("$PYTHON" - "$tmp/src" "$dt" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "gen"))
+from tendogen.dtypes import load_dtypes
+from tendogen.registry import Registry
+dt = [d for d in load_dtypes(os.path.join(sys.argv[1], "gen", "dtypes.toml")) if d.name == sys.argv[2]][0]
+reg = Registry.load(os.path.join(sys.argv[1], "gen", "registry"))
+print(sum(1 for op in reg.ops if op.kind == "unary" and op.applies(dt)))
 PY
 )
 if [ -z "$loop" ]; then
-    echo "not ok 20 - found the unary op loop in templates/ops.c.j2"
-    echo "not ok 21 - found the unary op loop in templates/ops.c.j2"
+    echo "not ok 20 - found the unary op family's macro in $rel"
+    echo "not ok 21 - found the unary op family's macro in $rel"
 elif syntax; then
-    echo "not ok 20 - a planted error at templates/ops.c.j2:$line: compiled"
-    echo "not ok 21 - a planted error at templates/ops.c.j2:$line: compiled"
+    echo "not ok 20 - a planted error at $rel:$line: compiled"
+    echo "not ok 21 - a planted error at $rel:$line: compiled"
 else
     errors=$(grep -c 'error:' "$tmp/err")
     at=$(grep -c "^$tmpl:$line:[0-9]*: error: .*planted_undeclared" "$tmp/err")
     if grep 'error:' "$tmp/err" | head -1 | grep -q "^$tmpl:$line:"; then
-        echo "ok 20 - a planted error is reported at templates/ops.c.j2:$line, where it was planted"
+        echo "ok 20 - a planted error is reported at $rel:$line, where it was planted"
     else
-        echo "not ok 20 - a planted error is reported at templates/ops.c.j2:$line"; sed 's/^/# /' "$tmp/err" | head -20
+        echo "not ok 20 - a planted error is reported at $rel:$line"; sed 's/^/# /' "$tmp/err" | head -20
     fi
     if [ "$at" -eq "$nunary" ] && [ "$errors" -eq "$nunary" ]; then
         echo "ok 21 - and so are its copies for the other $((nunary - 1)) unary ops"
     else
-        echo "not ok 21 - $nunary errors at templates/ops.c.j2:$line: $at there, $errors in all"
+        echo "not ok 21 - $nunary errors at $rel:$line: $at there, $errors in all"
         grep 'error:' "$tmp/err" | sed 's/^/# /' | head -20
     fi
 fi

@@ -1,4 +1,4 @@
-/* t/t-kinds.c - the ops of gen/ops.toml and gen/api.toml on the integer,
+/* t/t-kinds.c - the ops of the registry (gen/registry/) on the integer,
  * unsigned and bool dtypes (and the bool-result ops on the floats), against
  * references computed here in int64_t (double for the floats): wrapping
  * add/sub/mul, Python's floor_divide/remainder (divisor 0 gives 0),

@@ -1,4 +1,4 @@
-/* t/t-ops.c - the elementwise binary and unary ops of gen/ops.toml and
+/* t/t-ops.c - the elementwise binary and unary ops of the registry and
  * clamp for every dtype, on every layout and broadcast pattern, against
  * double references (the body is t/ops-body.h). */
 #include <string.h>

@@ -1,4 +1,4 @@
-/* t/t-reduce.c - every reduction of gen/ops.toml (sum, mean, max, min) and
+/* t/t-reduce.c - every reduction of the registry (sum, mean, max, min) and
  * sum_all for every dtype, over every dim of every layout, against double
  * references (the body is t/reduce-body.h). */
 #include <string.h>

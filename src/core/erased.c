@@ -1,4 +1,4 @@
-/* src/erased.c - tendo_tensor: the type-erased view of any tensor handle. */
+/* src/core/erased.c - tendo_tensor: the type-erased view of any tensor handle. */
 #include "core/internal.h"
 #include "tendo.h"
 
@@ -84,4 +84,18 @@ void *tendo_tensor_data(const tendo_tensor *t)
         return NULL;
     }
     return tendo__tensor_data(c);
+}
+
+tendo__tensor *tendo__as_dtype(const char *op, tendo_tensor *e, tendo_dtype dtype)
+{
+    tendo__tensor *c = (tendo__tensor *)(void *)e;
+
+    if (!tendo__check_tensor(op, "e", c))
+        return NULL;
+    if (c->dtype != dtype) {
+        tendo__fail(TENDO_ERR_DTYPE, op, "tensor of shape %s is %s, not %s", tendo__shape_str(c->ndim, c->shape).s,
+                    tendo_dtype_name(c->dtype), tendo_dtype_name(dtype));
+        return NULL;
+    }
+    return c;
 }

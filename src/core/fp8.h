@@ -207,18 +207,17 @@ TENDO_HD static inline uint8_t tendo__f64_to_f8e5m2_bits(double d)
 
 /* ---- integers ---------------------------------------------------------------- */
 
-/* x as a double rounded to odd: |x| truncated to 53 significant bits, and
+/* u as a double rounded to odd: u truncated to 53 significant bits, and
  * the lowest kept bit set when anything nonzero was cut off.  Rounding
  * that double once more, to nearest even in any format with at most 51
  * significand bits (f32, f16, bf16, fp8), gives the same result as
- * rounding x once (Boldo & Melquiond, "Emulation of FMA and correctly
+ * rounding u once (Boldo & Melquiond, "Emulation of FMA and correctly
  * rounded sums: proved algorithms using rounding to odd", IEEE TC 2008):
  * the two guard bits keep every tie a tie and every non-tie off the
  * midpoint.  The truncated value has at most 53 significant bits, so the
  * final int -> double conversion is exact in any rounding mode. */
-TENDO_HD static inline double tendo__i64_to_f64_odd(int64_t x)
+TENDO_HD static inline double tendo__u64_to_f64_odd(uint64_t u)
 {
-    uint64_t u = x < 0 ? UINT64_C(0) - (uint64_t)x : (uint64_t)x;
     /* v: ones from u's top bit down; v >> 53 covers the bits below the
      * top 53 (none when u < 2^53). */
     uint64_t v = u;
@@ -230,7 +229,13 @@ TENDO_HD static inline double tendo__i64_to_f64_odd(int64_t x)
     v |= v >> 32;
     uint64_t cut = v >> 53;
     uint64_t odd = (u & cut) != 0 ? cut + 1u : 0u;
-    double mag = (double)((u & ~cut) | odd);
+    return (double)((u & ~cut) | odd);
+}
+
+/* The same for a signed x: its magnitude rounded to odd, then the sign. */
+TENDO_HD static inline double tendo__i64_to_f64_odd(int64_t x)
+{
+    double mag = tendo__u64_to_f64_odd(x < 0 ? UINT64_C(0) - (uint64_t)x : (uint64_t)x);
     return x < 0 ? -mag : mag;
 }
 

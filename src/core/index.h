@@ -5,7 +5,7 @@
  * in src/core/index.c; cat, stack, copy_into, tril and triu in
  * src/core/join.c.  The only arithmetic, scatter_add's, comes from the
  * per-dtype layer as an `add` callback.  The typed wrappers in
- * src/gen/ops_<dt>.c (templates/ops.c.j2) call these with their op name.
+ * src/gen/index_<dt>.c (gen/registry/index.toml) call these with their op name.
  *
  * Every function validates its arguments and sets the thread's error
  * naming op on failure; none writes anything before all of its checks

@@ -156,6 +156,16 @@ void tendo__tensor_free(tendo__tensor *t);
 void *tendo__tensor_data(const tendo__tensor *t);
 /* True when t is dense row-major. */
 bool tendo__tensor_contiguous(const tendo__tensor *t);
+/* Copies numel elements from host memory at data into the new tensor t, on
+ * any device: t, or NULL (t freed, the error set) when the upload fails. */
+tendo__tensor *tendo__fill_from_host(const char *op, tendo__tensor *t, const void *data);
+/* Size of t's dim (negative counts from the end); -1 with the error set. */
+int64_t tendo__size(const char *op, const tendo__tensor *t, int dim);
+/* Element 0 of a CPU tensor; NULL with the error set for a NULL or GPU tensor. */
+void *tendo__host_data(const char *op, const tendo__tensor *t);
+/* The tensor behind the erased handle e when it has dtype, else NULL with
+ * TENDO_ERR_DTYPE naming both dtypes (the same handle: no new reference). */
+tendo__tensor *tendo__as_dtype(const char *op, tendo_tensor *e, tendo_dtype dtype);
 /* For bool data on the CPU read from a file, the n bytes it spans: true when every byte is 0 or
  * 1, as a C bool must be (reading another byte as bool is undefined); false
  * with error `status` naming op, what and the first bad byte otherwise. */

@@ -90,23 +90,24 @@ typedef struct {
     int sqrt;
 } tendo__cu_var_ctx;
 
-/* Per-dtype launchers, generated from gen/ops.toml (templates/ops.cu.j2, reduce.cu.j2;
- * which exist for which kind of dtype: templates/cuda_launchers.h.j2):
- *   tendo__cu_<op>_<dt>          binary/unary ops and clamp; ctx: NULL, or
- *                                the scalar b of <op>_scalar in the compute
- *                                type (a double for an op with a bool result),
- *                                or compute-type[2] {lo, hi} (clamp)
- *   tendo__cu_where_<dt>         operands out, cond (bool), a, b; ctx NULL
- *   tendo__cu_masked_fill_<dt>   operands out, a, mask (bool); ctx: one <dt> element
- *   tendo__cu_to_<to>_<dt>       conversion into <to> (ctx NULL)
- *   tendo__cu_rows_<op>_<dt>     reductions (output of the op's result dtype),
- *                                arg (ctx tendo__cu_arg_ctx; int64 output),
- *                                softmax (ctx tendo__cu_softmax_ctx),
- *                                norm (ctx tendo__cu_norm_ctx),
- *                                sort (ctx tendo__cu_order_ctx; templates/order.cu.j2),
- *                                cumsum (ctx NULL; a float's own dtype, else int64),
- *                                var (ctx tendo__cu_var_ctx)
- *   tendo__cu_rand_<dt>          Philox uniforms or normals into n dense elements */
+/* Per-dtype launchers tendo__cu_<kernel>_<dt>, one for each [[kernel]] of
+ * gen/registry/ that a dtype's functions use (declared in the generated
+ * src/gen/cuda_launchers.h, defined by kernels/templates/<source>.cu.j2),
+ * of these ABIs:
+ *   TENDO__CU_LOOP   an elementwise op over a tendo__cu_iter: the op
+ *                    families' <op> (ctx NULL, or the scalar b of
+ *                    <op>_scalar in the compute type: a double for an op
+ *                    with a bool result), clamp (ctx compute-type[2] {lo,
+ *                    hi}), where (operands out, cond (bool), a, b), masked_fill
+ *                    (operands out, a, mask (bool); ctx one <dt> element),
+ *                    to_<to> (a conversion into <to>; ctx NULL)
+ *   TENDO__CU_ROWS   row-wise work over a tendo__cu_rows: reduce_<op> (output
+ *                    of the op's result dtype; ctx NULL), arg (ctx
+ *                    tendo__cu_arg_ctx; int64 output), softmax (ctx
+ *                    tendo__cu_softmax_ctx), norm (ctx tendo__cu_norm_ctx), sort
+ *                    (ctx tendo__cu_order_ctx), cumsum (ctx NULL; a float's own
+ *                    dtype, else int64), var (ctx tendo__cu_var_ctx)
+ *   TENDO__CU_RAND   rand: Philox uniforms or normals into n dense elements */
 #define TENDO__CU_LOOP(name) int name(const tendo__cu_iter *it, const void *ctx)
 #define TENDO__CU_ROWS(name) int name(const tendo__cu_rows *r, const void *ctx)
 #define TENDO__CU_RAND(name) int name(void *dst, int64_t n, uint64_t seed, int normal)
@@ -147,7 +148,7 @@ typedef struct {
  * 0) or c - r >= k (upper 1). */
 int tendo__cu_index_walk(const tendo__cu_index *w);
 /* Per dtype (not bool): the walk adding instead of copying, atomically
- * (scatter_add; templates/ops.cu.j2). */
+ * (scatter_add; kernels/templates/ops.cu.j2). */
 #define TENDO__CU_SCATTER_ADD(name) int name(const tendo__cu_index *w)
 typedef TENDO__CU_SCATTER_ADD((*tendo__cu_scatter_add_fn));
 int tendo__cu_tri_zero(void *out, int64_t numel, int64_t R, int64_t C, int64_t k, int upper, int elsize);

@@ -1,7 +1,7 @@
-/* src/core/scalar.h - the scalar helpers that gen/ops.toml expressions name.
+/* src/core/scalar.h - the scalar helpers that the registry's op expressions name.
  *
  * Each float helper comes twice: NAMEf computes in float (f32 and the
- * narrower floats), NAME in double (f64); an expression of gen/ops.toml
+ * narrower floats), NAME in double (f64); an expression of gen/registry/
  * spells them NAME{f} and tendo-gen picks one.  The integer helpers
  * compute in int64_t or uint64_t and never overflow or trap.
  *

@@ -1,7 +1,9 @@
-/* src/tensor.c - the tensor header: creation, views of storage, freeing. */
+/* src/core/tensor.c - the tensor header: creation, views of storage, freeing,
+ * and the few properties that take more than a field. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/device.h"
 #include "core/events.h"
 #include "core/internal.h"
 
@@ -115,4 +117,37 @@ bool tendo__check_bool_bytes(const char *op, const char *what, tendo_status stat
 bool tendo__tensor_contiguous(const tendo__tensor *t)
 {
     return tendo__strides_contiguous(t->ndim, t->shape, t->stride);
+}
+
+tendo__tensor *tendo__fill_from_host(const char *op, tendo__tensor *t, const void *data)
+{
+    size_t n = (size_t)t->numel * tendo_dtype_size(t->dtype);
+
+    if (t->storage->device.type == TENDO_CPU) {
+        if (n)
+            memcpy(tendo__tensor_data(t), data, n);
+    } else if (!tendo__device_ops_of(t->storage->device.type)->upload(op, t->storage->device, tendo__tensor_data(t),
+                                                                          data, n)) {
+        tendo__tensor_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int64_t tendo__size(const char *op, const tendo__tensor *t, int dim)
+{
+    if (!tendo__check_tensor(op, "t", t) || (dim = tendo__wrap_dim(op, dim, t->ndim, t->shape)) < 0)
+        return -1;
+    return t->shape[dim];
+}
+
+void *tendo__host_data(const char *op, const tendo__tensor *t)
+{
+    if (!tendo__check_tensor(op, "t", t))
+        return NULL;
+    if (t->storage->device.type != TENDO_CPU) {
+        tendo__fail(TENDO_ERR_DEVICE, op, "tensor is on %s, not the CPU", tendo_device_str(t->storage->device));
+        return NULL;
+    }
+    return tendo__tensor_data(t);
 }

@@ -5,7 +5,7 @@
  * once per storage dtype.  A storage dtype is its size plus two conversions of runs of
  * elements, to and from its compute type; a kernel reads its input through
  * widen, computes, and writes through narrow.  The table is generated from
- * gen/dtypes.toml (templates/traits.c.j2 -> src/gen/traits.c).
+ * gen/dtypes.toml (templates/api/traits.c.j2 -> src/gen/traits.c).
  */
 #ifndef TENDO_SRC_CORE_TRAITS_H
 #define TENDO_SRC_CORE_TRAITS_H
@@ -17,9 +17,9 @@
 #include "tendo/dtype.h"
 
 /* The types reductions accumulate in: one set of CPU kernels each (float
- * for f32 and the narrower floats, double for f64, int64_t for the
- * integers and bool). */
-typedef enum { TENDO__COMPUTE_FLOAT, TENDO__COMPUTE_DOUBLE, TENDO__COMPUTE_INT64 } tendo__compute;
+ * for f32 and the narrower floats, double for f64, int64_t for the signed
+ * integers and bool, uint64_t for the unsigned integers). */
+typedef enum { TENDO__COMPUTE_FLOAT, TENDO__COMPUTE_DOUBLE, TENDO__COMPUTE_INT64, TENDO__COMPUTE_UINT64 } tendo__compute;
 
 typedef struct tendo__traits {
     const char *name;       /* "bf16" */

@@ -7,7 +7,7 @@
 #include "core/internal.h"
 
 /* tensor_<dt>_rope for every float dtype: a new tensor, or NULL with the
- * error set (gen/api.toml has the semantics). */
+ * error set (gen/registry/nn.toml has the semantics). */
 tendo__tensor *tendo__rope(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot_dims,
                            double base, bool interleaved);
 /* tensor_<dt>_attention for every float dtype; mask may be NULL. */

@@ -1,6 +1,6 @@
 /* src/cpu/argbest.c - the largest or smallest of a dense run of floats or
  * doubles, and whether a NaN is among them: the value pass of argmax and
- * argmin (templates/cpu_reduce.c.j2 then looks for its first index).
+ * argmin (templates/cpu/reduce.c.j2 then looks for its first index).
  *
  * The AVX2 kernels keep four accumulators of max (min) and test two loads
  * at a time for NaN with one unordered compare; they are memory bound (an
