@@ -62,7 +62,7 @@ typedef struct {
 typedef struct {
     const void *w, *b;          /* weight and bias on the device, or NULL */
     int64_t w_stride, b_stride; /* in elements */
-    float eps;
+    double eps;                 /* converted to the compute type on the device, as the CPU does */
     int rms;                    /* rms_norm (no mean, no bias) */
 } tendo__cu_norm_ctx;
 
