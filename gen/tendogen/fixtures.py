@@ -154,9 +154,23 @@ def sample_calls(reg, dtypes):
             args = sample_args(fn, dt, where)
             outs = [(f"tensor_{p.out_dtype or dt.name}", p.name) for p in fn.params
                     if p.is_out and f"&tf_out_{p.name}" in args]
-            calls.append({"dt": dt, "inst": inst, "name": inst.c_name(dt), "ret": inst.c_ret(dt),
-                          "args": args, "outs": outs})
+            ret = inst.c_ret(dt)
+            calls.append({"dt": dt, "inst": inst, "name": inst.c_name(dt), "ret": ret, "args": args, "outs": outs,
+                          "kind": _ret_kind(ret, outs), "refused": fn.refused("cuda", dt)})
     return calls
+
+
+def _ret_kind(ret, outs):
+    """How a thunk treats the call's result (templates/t/fault-table.h.j2)."""
+    if outs:
+        return "outs"
+    if ret in ("tendo_status", "void", "tendo_device"):
+        return {"tendo_status": "status", "void": "void", "tendo_device": "device"}[ret]
+    if ret == "tendo_tensor *":
+        return "erased"
+    if ret.startswith("tensor_") and ret.endswith("*"):
+        return "tensor"
+    return "pointer" if ret.endswith("*") else "scalar"
 
 
 assert set(FIXED_DEFAULT) == set(FIXED_TENSOR_KINDS)

@@ -193,7 +193,10 @@ class Fn:
     observe: bool = False  # a call whose result is an op event (views, copies)
     exprs: tuple = ()  # (kind, expression) pairs a body computes with (expr_for)
     fill: str = ""  # the `filled` body's value, a C double expression
-    refuse: tuple = ()  # (device, rule) pairs: where it fails with TENDO_ERR_UNSUPPORTED
+    refuse: tuple = ()  # (device, rule) pairs: where it is refused (fails with refuse_with)
+    refuse_with: str = "TENDO_ERR_UNSUPPORTED"
+    exact: bool = True  # a float result is the same bits on every device (not a sum in another order)
+    values: bool = True  # its result's values are defined (not empty's)
     test: tuple = ()  # the test programs that value-check it on the CPU
     backward: str = ""  # its derivative (the autograd issue fills these)
     op: object = None  # the op family entry it comes from, if any

@@ -206,8 +206,9 @@ def op_functions(op, origin):
     P = lambda *ps: tuple(Param(*p.rsplit(" ", 1)) for p in ps)
     ret = "tensor" if op.result == "same" else f"tensor_{op.result}"
     into = "a bool tensor" if op.result == "bool" else "a new tensor"
+    exact = op.tol.rel == op.tol.abs == op.tol.abs_x == op.tol.fold == 0
     common = dict(generic=True, group=op.group, origin=origin, kinds=op.kinds, op=op, test=op.test,
-                  backward=op.backward)
+                  backward=op.backward, exact=exact)
     fns = []
     if op.kind == "binary":
         fns.append(Fn(op.name, ret, P("ctensor a", "ctensor b"),

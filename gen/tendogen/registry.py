@@ -26,16 +26,22 @@ from .model import (CUDA_ABIS, CUDA_SOURCES, CPU_PARTS, DEVICES, FIXED_TENSOR_KI
                     TENSOR_KINDS, Fn, Kernel, KernelUse, Param)
 from .ops import OP_FIELDS, load_op, op_functions, op_kernel
 
+# The statuses a refused cell may fail with: a function that has no kernel
+# there, or one whose result cannot exist there (a host pointer).
+REFUSALS = ("TENDO_ERR_UNSUPPORTED", "TENDO_ERR_DEVICE")
+
 # ---- [[fn]] and [[kernel]] tables -----------------------------------------
 
 FN_FIELDS = {"name": str, "ret": str, "params": list, "doc": str, "generic": bool, "per_target": bool,
              "sample": dict, "kinds": list, "overloads": dict, "dtypes": list, "call": str, "body": str,
              "kernels": list, "observe": bool, "expr": str, "expr_int": str, "expr_uint": str,
-             "expr_bool": str, "fill": str, "refuse": dict, "test": (str, list), "backward": str, "symbol": str}
+             "expr_bool": str, "fill": str, "refuse": dict, "refuse_with": str, "exact": bool, "values": bool,
+             "test": (str, list), "backward": str, "symbol": str}
 FN_DEFAULTS = {"per_target": False, "sample": {}, "kinds": ["all"], "overloads": {}, "dtypes": [],
                "call": "", "body": "", "kernels": [], "observe": False, "expr": "", "expr_int": "",
                "expr_uint": "", "expr_bool": "", "fill": "", "refuse": {}, "backward": "",
-               "symbol": "tensor_{dt}_{name}"}
+               "symbol": "tensor_{dt}_{name}", "refuse_with": "TENDO_ERR_UNSUPPORTED", "exact": True,
+               "values": True}
 KERNEL_FIELDS = {"name": str, "cpu": str, "signature": str, "cuda": str, "source": str, "cuda_body": str,
                  "macro": str, "needs": list, "per_target": bool, "doc": str}
 KERNEL_DEFAULTS = {"cpu": "", "signature": "", "cuda": "", "source": "", "cuda_body": "", "macro": "",
@@ -74,6 +80,8 @@ def load_fn(table, group, where):
         if dev not in DEVICES or not isinstance(rule, str) or not re.fullmatch(r"always|no \w+", rule):
             raise GenError(f"{where}: refuse: want {{ device = \"always\" | \"no FIELD\" }} for a device of "
                            f"{', '.join(DEVICES)}")
+    if table["refuse_with"] not in REFUSALS:
+        raise GenError(f"{where}: refuse_with: want one of {', '.join(REFUSALS)}")
     exprs = tuple((k, table["expr" + ("_" + k if k else "")]) for k in ("", "int", "uint", "bool")
                   if table["expr" + ("_" + k if k else "")])
     fn = Fn(table["name"], table["ret"], params, table["doc"], table["generic"], group, where,
@@ -83,7 +91,8 @@ def load_fn(table, group, where):
             kernels=tuple(table["kernels"]), observe=table["observe"], exprs=exprs, fill=table["fill"],
             refuse=tuple(sorted(table["refuse"].items())), backward=table["backward"],
             test=tuple([table["test"]] if isinstance(table["test"], str) else table["test"]),
-            symbol=table["symbol"])
+            symbol=table["symbol"], refuse_with=table["refuse_with"], exact=table["exact"],
+            values=table["values"])
     if not re.fullmatch(r"\w*(\{dt\}\w*|\{name\}\w*)+", fn.symbol) or "{name}" not in fn.symbol or \
             ("{dt}" not in fn.symbol and "{dt}" not in fn.name):
         raise GenError(f"{where}: symbol '{fn.symbol}': want a C name made of {{dt}} and {{name}} (one of them "
