@@ -28,21 +28,22 @@
 /* ---- sort keys --------------------------------------------------------------- */
 
 /* K: the key type of compute type C; of(v, desc): v's key, ascending or
- * descending (the bits inverted).  An integer is ordered as a signed one
- * (the CPU widens every integer dtype to int64_t). */
-template <typename C> struct tendo_sort_key {
+ * descending (the bits inverted).  An integer's key is its bits, widened,
+ * with the sign bit flipped when C is signed (so negatives come first), as
+ * the CPU keys the int64_t or uint64_t it widens every integer dtype to. */
+template <bool Wide> struct tendo_key_bits {
     typedef uint32_t K;
+};
+template <> struct tendo_key_bits<true> {
+    typedef uint64_t K;
+};
+template <typename C> struct tendo_sort_key {
+    typedef typename tendo_key_bits<(sizeof(C) > 4)>::K K;
     static __device__ __forceinline__ K of(C v, bool desc)
     {
-        K u = (K)(int64_t)v ^ (K)1 << 31;
-        return desc ? ~u : u;
-    }
-};
-template <> struct tendo_sort_key<int64_t> {
-    typedef uint64_t K;
-    static __device__ __forceinline__ K of(int64_t v, bool desc)
-    {
-        K u = (K)v ^ (K)1 << 63;
+        K u = (K)v;
+        if ((C)-1 < (C)0)
+            u ^= (K)1 << (8 * sizeof(K) - 1);
         return desc ? ~u : u;
     }
 };

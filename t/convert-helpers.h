@@ -11,10 +11,16 @@ static t_exact DTFN(exact)(E x)
     t_exact v;
 #if defined(DT_KIND_FLOAT)
     v.is_int = false;
+    v.uns = false;
     v.i = 0;
     v.d = E_TO_DOUBLE(x);
 #else
     v.is_int = true;
+#if defined(DT_KIND_UINT)
+    v.uns = true;
+#else
+    v.uns = false;
+#endif
     v.i = (int64_t)x;
     v.d = 0;
 #endif
@@ -46,7 +52,8 @@ static E DTFN(ref_from)(t_exact v)
 #elif defined(DT_KIND_FLOAT)
     if (!v.is_int)
         return E_FROM_DOUBLE(v.d); /* exact double rounded once */
-    return E_FROM_DOUBLE(t_round_int(v.i, DT_MANTISSA_BITS)); /* exact, then exact */
+    return E_FROM_DOUBLE(v.uns ? t_round_uint((uint64_t)v.i, DT_MANTISSA_BITS)
+                               : t_round_int(v.i, DT_MANTISSA_BITS)); /* exact, then exact */
 #else
     if (v.is_int)
         return DTFN(wrap)(v.i); /* modulo 2^bits */

@@ -286,7 +286,7 @@ static int64_t DTFN(ref_un)(int op, int64_t a, double d)
     (void)d;
     switch (op) {
     case U_NEG: return t_wrap(0 - (uint64_t)a, DT_BITS, DT_SGN);
-    case U_ABS: return a < 0 ? t_wrap(0 - (uint64_t)a, DT_BITS, DT_SGN) : a;
+    case U_ABS: return DT_SGN && a < 0 ? t_wrap(0 - (uint64_t)a, DT_BITS, DT_SGN) : a;
     case U_SIGN: return (a > 0) - (a < 0);
     case U_RELU: return a > 0 ? a : 0;
 #if defined(DT_KIND_BOOL)
@@ -294,7 +294,7 @@ static int64_t DTFN(ref_un)(int op, int64_t a, double d)
 #else
     case U_NOT: return t_wrap(~(uint64_t)a, DT_BITS, DT_SGN);
 #endif
-    case U_CLAMP: return (double)a < DT_CLO ? (int64_t)DT_CLO : (double)a > DT_CHI ? (int64_t)DT_CHI : a;
+    case U_CLAMP: return d < DT_CLO ? (int64_t)DT_CLO : d > DT_CHI ? (int64_t)DT_CHI : a;
 #if defined(DT_KIND_FLOAT)
     case U_LNOT: return d == 0;
     case U_ISNAN: return isnan(d) != 0;
@@ -456,7 +456,7 @@ static bool DTFN(beats)(bool mx, int64_t xi, double xd, int64_t bi, double bd)
     return mx ? xd > bd : xd < bd;
 #else
     (void)xd; (void)bd;
-    return mx ? xi > bi : xi < bi;
+    return mx ? t_less(bi, xi, DT_SGN) : t_less(xi, bi, DT_SGN);
 #endif
 }
 
@@ -543,8 +543,8 @@ static void DTFN(test_reduce)(uint64_t *rng)
                                         switch (op) {
                                         case R_SUM: acc += (uint64_t)x; break;
                                         case R_PROD: acc *= (uint64_t)x; break;
-                                        case R_MAX: if (k == 0 || x > (int64_t)acc) acc = (uint64_t)x; break;
-                                        case R_MIN: if (k == 0 || x < (int64_t)acc) acc = (uint64_t)x; break;
+                                        case R_MAX: if (k == 0 || t_less((int64_t)acc, x, DT_SGN)) acc = (uint64_t)x; break;
+                                        case R_MIN: if (k == 0 || t_less(x, (int64_t)acc, DT_SGN)) acc = (uint64_t)x; break;
                                         case R_ANY: acc = acc || (ad[f] != 0); break;
                                         case R_ALL: acc = acc && (ad[f] != 0); break;
                                         default:
@@ -631,12 +631,12 @@ static void DTFN(test_edges)(void)
     const int64_t sub[] = {MAX - 1, 0, MAX - 2, MIN + 1, 0};
     const int64_t mul[] = {MAX, 0, -2, MIN, 1};
 #else
-    const int64_t MAX = (int64_t)t_mask(DT_BITS);
+    const int64_t MAX = (int64_t)t_mask(DT_BITS); /* all ones: a u64's MAX is -1 as int64_t */
     /* u8: 255 // 1, 0 // 1, 200 // 2, 7 // 0 = 0, 7 // 2, 255 // 255, 255 // 16 */
     const int64_t a[] = {MAX, 0, 200, 7, 7, MAX, MAX};
     const int64_t b[] = {1, 1, 2, 0, 2, MAX, 16};
-    const int64_t fdiv[] = {MAX, 0, 100, 0, 3, 1, MAX / 16};
-    const int64_t rem[] = {0, 0, 0, 0, 1, 0, MAX % 16};
+    const int64_t fdiv[] = {MAX, 0, 100, 0, 3, 1, (int64_t)((uint64_t)MAX / 16)};
+    const int64_t rem[] = {0, 0, 0, 0, 1, 0, (int64_t)((uint64_t)MAX % 16)};
     const int64_t a2[] = {MAX, 0, 200, MAX, MAX};
     const int64_t b2[] = {1, 1, 2, MAX, 16};
     const int64_t add[] = {0, 1, 202, MAX - 1, 15};

@@ -159,7 +159,7 @@ static void DTFN(check_order)(t_check *c, const char *what, const TT *a, int d, 
         for (int64_t o = 0; o < outer; o++) {
             for (int64_t in_ = 0; in_ < inner; in_++) {
                 int64_t base = o * len * inner + in_;
-                t_ref_order(DT_ISF, in.d, in.i, base, inner, len, desc, ord);
+                t_ref_order(DT_ISF, DT_SGN, in.d, in.i, base, inner, len, desc, ord);
                 for (int64_t i = 0; i < k; i++) {
                     int64_t at = (o * k + i) * inner + in_;
                     c->n++;

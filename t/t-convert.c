@@ -17,6 +17,7 @@
  * (float dtypes: every one of their values is a double). */
 typedef struct {
     bool is_int;
+    bool uns; /* i holds an unsigned value's bits (a u64 past 2^63) */
     int64_t i;
     double d;
 } t_exact;
@@ -28,23 +29,32 @@ static uint64_t t_mask(int bits) { return bits >= 64 ? UINT64_MAX : (UINT64_C(1)
  * arithmetic: exactly representable in a double for p <= 53, so that a
  * float dtype's from_double of it rounds nothing more (its range aside:
  * overflow is the same for the rounded and the exact value). */
+static double t_round_uint(uint64_t m, int p);
 static double t_round_int(int64_t i, int p)
 {
     uint64_t m = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+    double r = t_round_uint(m, p);
+
+    return i < 0 ? -r : r;
+}
+
+/* The same for the unsigned m. */
+static double t_round_uint(uint64_t m, int p)
+{
     int len = 0, shift;
     uint64_t q, rem, half;
 
     for (uint64_t x = m; x; x >>= 1)
         len++;
     if (len <= p)
-        return i < 0 ? -(double)m : (double)m;
+        return (double)m;
     shift = len - p;
     q = m >> shift;
     rem = m & t_mask(shift);
     half = UINT64_C(1) << (shift - 1);
     if (rem > half || (rem == half && (q & 1)))
         q++;
-    return i < 0 ? -ldexp((double)q, shift) : ldexp((double)q, shift);
+    return ldexp((double)q, shift);
 }
 
 /* Per dtype: the raw bits of an element (NaNs collapsed to one pattern,
@@ -75,6 +85,9 @@ int main(void)
     is_double(2048, t_round_int(2049, 11), 0, "2049 -> 11 bits: tie to even, down");
     is_double(2052, t_round_int(2051, 11), 0, "2051 -> 11 bits: tie to even, up");
     is_double(-16777216, t_round_int(-16777217, 24), 0, "-(2^24+1) -> 24 bits");
+    is_double(0x1p64, t_round_uint(UINT64_MAX, 24), 0, "UINT64_MAX -> 24 bits: 2^64");
+    is_double(0x1p63 + 0x1p41, t_round_uint((UINT64_C(1) << 63) + (UINT64_C(1) << 40) + (UINT64_C(1) << 39), 24),
+              0, "2^63 + 2^40 + 2^39 -> 24 bits: tie to even, up");
     FOR_EACH_DTYPE(test_convert);
     return done_testing();
 }

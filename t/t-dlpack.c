@@ -471,8 +471,8 @@ static void bad_input(void)
     f.v.dl_tensor.dtype = (DLDataType){kDLFloat, 128, 1};
     refuse(&f, true, true, TENDO_ERR_UNSUPPORTED, "float128", "kDLFloat 128 bits");
     foreign_init(&f);
-    f.v.dl_tensor.dtype = (DLDataType){kDLUInt, 32, 1};
-    refuse(&f, true, true, TENDO_ERR_UNSUPPORTED, "uint32", "kDLUInt 32 bits");
+    f.v.dl_tensor.dtype = (DLDataType){kDLUInt, 128, 1}; /* no table of dtypes has it */
+    refuse(&f, true, true, TENDO_ERR_UNSUPPORTED, "uint128", "kDLUInt 128 bits");
     foreign_init(&f);
     f.v.dl_tensor.dtype = (DLDataType){kDLBfloat, 32, 1};
     refuse(&f, true, false, TENDO_ERR_UNSUPPORTED, "bfloat32", "kDLBfloat 32 bits");

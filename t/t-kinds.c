@@ -29,6 +29,10 @@ static int64_t t_wrap(uint64_t v, int bits, bool sgn)
     return (int64_t)v;
 }
 
+/* a < b for the values of a signed (sgn) or unsigned integer dtype held in
+ * int64_t: a u64 past 2^63 is negative as int64_t but the largest unsigned. */
+static bool t_less(int64_t a, int64_t b, bool sgn) { return sgn ? a < b : (uint64_t)a < (uint64_t)b; }
+
 /* Python's a // b and a % b on exact integers (b != 0), before wrapping;
  * the quotient of INT64_MIN // -1 is 2^63, returned wrapped (INT64_MIN). */
 static int64_t t_floordiv(int64_t a, int64_t b)
@@ -62,8 +66,8 @@ static int64_t t_ref_bin(int op, int64_t a, int64_t b, int bits, bool sgn)
     case B_ADD: return t_wrap(ua + ub, bits, sgn);
     case B_SUB: return t_wrap(ua - ub, bits, sgn);
     case B_MUL: return t_wrap(ua * ub, bits, sgn);
-    case B_MAX: return a > b ? a : b;
-    case B_MIN: return a < b ? a : b;
+    case B_MAX: return t_less(b, a, sgn) ? a : b;
+    case B_MIN: return t_less(a, b, sgn) ? a : b;
     case B_FDIV: return b == 0 ? 0 : t_wrap((uint64_t)(sgn ? t_floordiv(a, b) : (int64_t)(ua / ub)), bits, sgn);
     case B_REM: return b == 0 ? 0 : sgn ? t_mod(a, b) : (int64_t)(ua % ub);
     case B_AND: return t_wrap(ua & ub, bits, sgn);
@@ -71,10 +75,10 @@ static int64_t t_ref_bin(int op, int64_t a, int64_t b, int bits, bool sgn)
     case B_XOR: return t_wrap(ua ^ ub, bits, sgn);
     case B_EQ: return a == b;
     case B_NE: return a != b;
-    case B_LT: return a < b;
-    case B_LE: return a <= b;
-    case B_GT: return a > b;
-    case B_GE: return a >= b;
+    case B_LT: return t_less(a, b, sgn);
+    case B_LE: return !t_less(b, a, sgn);
+    case B_GT: return t_less(b, a, sgn);
+    case B_GE: return !t_less(a, b, sgn);
     case B_LAND: return a != 0 && b != 0;
     case B_LOR: return a != 0 || b != 0;
     case B_LXOR: return (a != 0) != (b != 0);

@@ -49,8 +49,9 @@ static int64_t *t_i64s(const tensor_i64 *t)
 }
 
 /* Whether key a goes strictly before key b: doubles (isf) with NaN last
- * ascending and first descending, else the int64 keys. */
-static bool t_key_before(bool isf, double da, double db, int64_t ia, int64_t ib, bool desc)
+ * ascending and first descending, else the int64 keys (their bits as an
+ * unsigned value unless sgn: a u64 past 2^63). */
+static bool t_key_before(bool isf, bool sgn, double da, double db, int64_t ia, int64_t ib, bool desc)
 {
     if (isf) {
         bool na = isnan(da), nb = isnan(db);
@@ -58,17 +59,19 @@ static bool t_key_before(bool isf, double da, double db, int64_t ia, int64_t ib,
             return desc ? na && !nb : !na && nb;
         return desc ? da > db : da < db;
     }
+    if (!sgn)
+        return desc ? (uint64_t)ia > (uint64_t)ib : (uint64_t)ia < (uint64_t)ib;
     return desc ? ia > ib : ia < ib;
 }
 
 /* The stable order of the n keys (dk or ik) at stride `step` from `base`:
  * insertion sort, which is stable by construction; into ord[0..n). */
-static void t_ref_order(bool isf, const double *dk, const int64_t *ik, int64_t base, int64_t step, int64_t n,
-                        bool desc, int64_t *ord)
+static void t_ref_order(bool isf, bool sgn, const double *dk, const int64_t *ik, int64_t base, int64_t step,
+                        int64_t n, bool desc, int64_t *ord)
 {
     for (int64_t i = 0; i < n; i++) {
         int64_t j = i;
-        while (j > 0 && t_key_before(isf, dk[base + i * step], dk[base + ord[j - 1] * step], ik[base + i * step],
+        while (j > 0 && t_key_before(isf, sgn, dk[base + i * step], dk[base + ord[j - 1] * step], ik[base + i * step],
                                      ik[base + ord[j - 1] * step], desc)) {
             ord[j] = ord[j - 1];
             j--;
