@@ -48,6 +48,7 @@ static double now(void)
 #undef CONVERT_BOOL
 #undef TO_F32
 
+#ifdef TENDO_HAVE_BF16 /* --dtype bf16, where this build has it */
 #define T tensor_bf16
 #define SFX bf16
 #define AS tendo_as_bf16
@@ -61,6 +62,7 @@ static double now(void)
 #undef DTYPE
 #undef CONVERT_BOOL
 #undef TO_F32
+#endif
 
 /* The settings config.json (in the model's directory) gives, where the
  * command line did not. */
@@ -159,8 +161,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "tendo-embed: %s: token ids must be [batch, len]\n", paths[1]);
         return 1;
     }
+#ifdef TENDO_HAVE_BF16
     out = !strcmp(dtype, "f32") ? run_f32(c, layers, heads, eps, ids, pad, repeat, &best)
                                 : run_bf16(c, layers, heads, eps, ids, pad, repeat, &best);
+#else
+    if (strcmp(dtype, "f32")) {
+        fprintf(stderr, "tendo-embed: this tendo was built without bf16 (--enable-dtypes)\n");
+        return 2;
+    }
+    out = run_f32(c, layers, heads, eps, ids, pad, repeat, &best);
+#endif
     if (repeat > 1)
         fprintf(stderr, "tendo-embed: forward pass, best of %d: %.3f ms\n", repeat, best * 1e3);
     if (tendo_npy_save(paths[2], tensor_f32_erase(out)) != TENDO_OK)

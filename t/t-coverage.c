@@ -94,15 +94,26 @@ static int mantissa_of(tendo_dtype dt, int *compute)
     return 0;
 }
 
-/* t's elements as doubles on the host (a float dtype; widening is exact). */
+/* t's elements as doubles on the host: through f64 where the build has it
+ * (exact for every float), else f32 (exact for every float of such a build). */
 static double *as_doubles(const tendo_tensor *t)
 {
     tendo_tensor *h = tendo_tensor_to_device(t, tendo_cpu());
-    tendo_tensor *d = h ? tendo_tensor_to_dtype(h, TENDO_F64) : NULL;
     int64_t n = tendo_tensor_numel(t);
     double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+#ifdef TENDO_HAVE_F64
+    tendo_tensor *d = h ? tendo_tensor_to_dtype(h, TENDO_F64) : NULL;
+    bool good = d && v && tensor_f64_copy_to(tendo_as_f64(d), v, n) == TENDO_OK;
+#else
+    tendo_tensor *d = h ? tendo_tensor_to_dtype(h, TENDO_F32) : NULL;
+    float *f = malloc((size_t)(n ? n : 1) * sizeof *f);
+    bool good = d && v && f && tensor_f32_copy_to(tendo_as_f32(d), f, n) == TENDO_OK;
+    for (int64_t i = 0; good && i < n; i++)
+        v[i] = f[i];
+    free(f);
+#endif
 
-    if (!d || !v || tensor_f64_copy_to(tendo_as_f64(d), v, n) != TENDO_OK) {
+    if (!good) {
         free(v);
         v = NULL;
     }

@@ -422,8 +422,11 @@ report(lib.tendo_pool_get_stats(cpu).bytes_in_use == baseline, "all of tendo's m
 PY
 
 # shellcheck disable=SC2086 # $inc is several -I options
+dtypes_h=$top_builddir/include/tendo/dtype.h
 if [ -z "$pythons" ]; then
     skip_n "$NUMPY_TESTS" "no Python with numpy >= 1.23"
+elif ! grep -q '^#define TENDO_HAVE_F16 1' "$dtypes_h" || ! grep -q '^#define TENDO_HAVE_BF16 1' "$dtypes_h"; then
+    skip_n "$NUMPY_TESTS" "this build has no f16 or no bf16, which t.py exchanges with numpy (--enable-dtypes)"
 elif [ -z "$lib" ]; then
     skip_n "$NUMPY_TESTS" "no shared libtendo to load (built with --disable-shared?)"
 elif ! $CC -shared -fPIC $inc "$tmp/capsule.c" -o "$tmp/capsule.so" >"$tmp/capsule.err" 2>&1; then

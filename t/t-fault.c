@@ -270,7 +270,21 @@ static void part1(bool strided, tendo_device dev)
 /* ---- part 2: sequences a program makes ---------------------------------------------- */
 
 static char dir[64], st_path[128], npy_path[128];
-static tendo_tensor *in_a, *in_b; /* f32 [3,4] and f16 [4], the sequences' inputs */
+/* A second dtype for the sequences: f16 (and bf16 for a conversion) where
+ * this build has them, whose kernels take per-thread scratch; else i64
+ * (and f32), which every build has. */
+#ifdef TENDO_HAVE_F16
+#define T_SECOND TENDO_F16
+#else
+#define T_SECOND TENDO_I64
+#endif
+#ifdef TENDO_HAVE_BF16
+#define T_THIRD TENDO_BF16
+#else
+#define T_THIRD TENDO_F32
+#endif
+
+static tendo_tensor *in_a, *in_b; /* f32 [3,4] and T_SECOND [4], the sequences' inputs */
 
 /* The op of the call a sequence is making, which an error must name:
  * CALL("npy_save", tendo_npy_save(...)). */
@@ -435,7 +449,7 @@ static bool seq_erased(void)
     bool good = false;
 
     if (!(al = CALL("tensor_alias", tendo_tensor_alias(in_b))) ||
-        !(h = CALL("to_bf16", tendo_tensor_to_dtype(al, TENDO_BF16))) ||
+        !(h = CALL(T_THIRD == TENDO_F32 ? "to_f32" : "to_bf16", tendo_tensor_to_dtype(al, T_THIRD))) ||
         !(d = CALL("to", tendo_tensor_to_device(h, tendo_cpu()))))
         goto out;
     if (!same_values(al, in_b) || !same_values(d, h)) {
@@ -470,20 +484,32 @@ out:
 
 /* Ops whose CPU work is spread over two OpenMP threads, each task taking
  * its own scratch inside the parallel region (bf16 GEMM panels, f16
- * attention tiles): a failure on either thread must fail the call whole. */
+ * attention tiles; f32's where a build has neither): a failure on either
+ * thread must fail the call whole. */
+#if defined(TENDO_HAVE_BF16) && defined(TENDO_HAVE_F16)
+typedef tensor_bf16 gemm_t;
+typedef tensor_f16 attn_t;
+#define TO_GEMM(t) CALL("to_bf16", tensor_to_bf16(t))
+#define TO_ATTN(t) CALL("to_f16", tensor_to_f16(t))
+#else
+typedef tensor_f32 gemm_t;
+typedef tensor_f32 attn_t;
+#define TO_GEMM(t) CALL("to_f32", tensor_to_f32(t))
+#define TO_ATTN(t) CALL("to_f32", tensor_to_f32(t))
+#endif
 static bool seq_threads(void)
 {
     const int64_t sa[2] = {300, 64}, sq[4] = {1, 4, 130, 32};
     int was = tendo_get_num_threads();
     tensor_f32 *a = NULL, *q = NULL;
-    tensor_bf16 *ab = NULL, *bt = NULL, *p = NULL;
-    tensor_f16 *qh = NULL, *o = NULL;
+    gemm_t *ab = NULL, *bt = NULL, *p = NULL;
+    attn_t *qh = NULL, *o = NULL;
     bool good = false;
 
     tendo_set_num_threads(2);
-    if (!(a = CALL("rand", tensor_f32_rand(2, sa, 11, tendo_cpu()))) || !(ab = CALL("to_bf16", tensor_to_bf16(a))) ||
+    if (!(a = CALL("rand", tensor_f32_rand(2, sa, 11, tendo_cpu()))) || !(ab = TO_GEMM(a)) ||
         !(bt = CALL("transpose", tensor_transpose(ab, 0, 1))) || !(p = CALL("matmul", tensor_matmul(ab, bt))) ||
-        !(q = CALL("rand", tensor_f32_rand(4, sq, 12, tendo_cpu()))) || !(qh = CALL("to_f16", tensor_to_f16(q))) ||
+        !(q = CALL("rand", tensor_f32_rand(4, sq, 12, tendo_cpu()))) || !(qh = TO_ATTN(q)) ||
         !(o = CALL("attention", tensor_attention(qh, qh, qh, NULL, true, 0.0))))
         goto out;
     good = true;
@@ -676,7 +702,7 @@ static void part2(void)
     snprintf(st_path, sizeof st_path, "%s/m.safetensors", dir);
     snprintf(npy_path, sizeof npy_path, "%s/t.npy", dir);
     in_a = tensor_erase(a);
-    in_b = b4 ? tendo_tensor_to_dtype(tensor_erase(b4), TENDO_F16) : NULL;
+    in_b = b4 ? tendo_tensor_to_dtype(tensor_erase(b4), T_SECOND) : NULL;
     tensor_free(b4);
     if (!c || !a || !old || !in_b)
         bail("setup failed");

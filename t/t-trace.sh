@@ -10,7 +10,7 @@ if TENDO_TRACE=1 "$tendo" demo >"$tmp/out" 2>"$tmp/err"; then echo "ok 1 - tendo
 else echo "not ok 1 - tendo demo runs traced"; fi
 if grep -q '^tendo: reshape      f32   cpu     \[12\] -> \[3,4\]' "$tmp/err"; then echo "ok 2 - a line per op: op, dtype, device, shapes, time"
 else echo "not ok 2 - a line per op"; sed 's/^/# /' "$tmp/err" | head -20; fi
-if grep -q '^op  *count  *total ms  *mean us' "$tmp/err" && grep -q '^to_bf16  *1 ' "$tmp/err"; then
+if grep -q '^op  *count  *total ms  *mean us' "$tmp/err" && grep -q '^randn  *1 ' "$tmp/err"; then
     echo "ok 3 - the summary table counts each op"
 else echo "not ok 3 - the summary table counts each op"; sed 's/^/# /' "$tmp/err" | tail -20; fi
 "$tendo" demo >"$tmp/out2" 2>"$tmp/err2"

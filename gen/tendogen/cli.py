@@ -5,8 +5,9 @@ gen/registry/*.toml and the templates.
     tendo-gen [--srcdir DIR] --inputs
     tendo-gen [--srcdir DIR] [--dtypes LIST] [--cuda] (--all | OUTPUT...)
 
---dtypes defaults to every dtype of gen/dtypes.toml; bool and i64 can never
-be left out (comparisons give bool tensors, indices and integer sums i64).
+--dtypes defaults to every dtype of gen/dtypes.toml; bool, i64 and f32 can never
+be left out (comparisons give bool tensors, indices and integer sums i64,
+and f32 is the float the tendo program, the examples and the tests use).
 --list prints every output for those dtypes (the CUDA sources only with
 --cuda), --inputs every file the outputs are made from (tables,
 templates, this generator).  Otherwise the named outputs (paths relative

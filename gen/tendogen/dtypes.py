@@ -368,7 +368,8 @@ def require(table, fields, where):
 
 # The dtypes every build has, and why.
 REQUIRED_DTYPES = (("bool", "comparisons and masks are bool tensors"),
-                   ("i64", "indices and integer sums are i64 tensors"))
+                   ("i64", "indices and integer sums are i64 tensors"),
+                   ("f32", "it is the float the tendo program, the examples and the tests compute in"))
 
 
 def select_dtypes(all_dtypes, spec):

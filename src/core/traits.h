@@ -40,5 +40,9 @@ typedef struct tendo__traits {
 
 /* The table entry of a dtype this build has (never NULL for one). */
 const tendo__traits *tendo__traits_of(tendo_dtype dt);
+/* The dtype whose elements are compute type c itself (f32 for float, f64
+ * for double, i64 for int64_t); 0 when this build has none, and then no
+ * dtype of the build computes in c. */
+tendo_dtype tendo__compute_dtype(tendo__compute c);
 
 #endif /* TENDO_SRC_CORE_TRAITS_H */

@@ -20,8 +20,11 @@
 /* The dtype the kernels compute in for dt. */
 static tendo_dtype compute_dtype(tendo_dtype dt)
 {
-    return tendo__traits_of(dt)->compute == TENDO__COMPUTE_DOUBLE ? TENDO_F64 : TENDO_F32;
+    return tendo__compute_dtype(tendo__traits_of(dt)->compute);
 }
+
+/* Whether the kernels compute in double for compute dtype ct. */
+static bool in_double(tendo_dtype ct) { return tendo__traits_of(ct)->compute == TENDO__COMPUTE_DOUBLE; }
 
 /* t converted to dtype to by the public conversion, whose failure is
  * reported as op's ("attention: to_f32: out of memory ..."). */
@@ -86,7 +89,7 @@ tendo__tensor *tendo__cuda_rope(const char *op, const tendo__tensor *x, const te
     {
         const tendo__tensor *ts[] = {r, X, P, table};
         ok = tendo__cuda_begin(op, ts, 4) &&
-             tendo__cuda_end(ts, 4, tendo__cuda_ok(op, tendo__cu_rope_run(&k, ct == TENDO_F64)));
+             tendo__cuda_end(ts, 4, tendo__cuda_ok(op, tendo__cu_rope_run(&k, in_double(ct))));
     }
 done:
     tendo__tensor_free(X);
@@ -145,7 +148,7 @@ tendo__tensor *tendo__cuda_attention(const char *op, const struct tendo__attn *a
     c.mask_h = a->mask_h;
     c.mask_q = a->mask_q;
     c.mask_k = a->mask_k;
-    if (!tendo__cu_attention_tiles(&c, ct == TENDO_F64)) {
+    if (!tendo__cu_attention_tiles(&c, in_double(ct))) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op,
                     "head dims D = %lld, Dv = %lld are too large for the GPU kernel: one query and one key "
                     "row must fit 48 KiB of shared memory", (long long)a->d, (long long)a->dv);
@@ -170,7 +173,7 @@ tendo__tensor *tendo__cuda_attention(const char *op, const struct tendo__attn *a
     {
         const tendo__tensor *ts[] = {r, Q, K, V, M ? M : mask};
         ok = tendo__cuda_begin(op, ts, 5) &&
-             tendo__cuda_end(ts, 5, tendo__cuda_ok(op, tendo__cu_attention_run(&c, ct == TENDO_F64)));
+             tendo__cuda_end(ts, 5, tendo__cuda_ok(op, tendo__cu_attention_run(&c, in_double(ct))));
     }
 done:
     tendo__tensor_free(Q);
