@@ -2,13 +2,19 @@
 # the source tree (t-gen-ops.sh, t-gen-dtype.sh), after they set PYTHON and
 # top_srcdir.
 #
-# Skips the whole test (TAP "1..0 # SKIP") without Python 3.11 and jinja2;
+# Skips the whole test (TAP "1..0 # SKIP") without Python 3.11 and jinja2,
+# or with TENDO_SCRATCH=0 (CI's sanitizer and reduced-dtype steps, which
+# leave these generator tests to its other builds);
 # otherwise makes $tmp (removed on exit), copies to $src=$tmp/src the
 # sources a build needs, by name (so that no object, library, test program
 # or generated file of a tree configured in place comes along) and with
 # their times (so that configure and Makefile.in stay up to date), and sets
 # $build=$tmp/build (not made), $make and $jobs for a make of the test's
 # own, not a sub-make of the one running the tests.
+if [ "${TENDO_SCRATCH:-1}" = 0 ]; then
+    echo "1..0 # SKIP TENDO_SCRATCH=0: no scratch-tree builds in this run"
+    exit 0
+fi
 if ! "$PYTHON" -c 'import sys, tomllib, jinja2; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     echo "1..0 # SKIP no Python 3.11+ with jinja2 (a release tarball needs none)"
     exit 0

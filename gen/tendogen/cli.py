@@ -36,8 +36,9 @@ from .render import environment, render, write_if_changed
 def inputs(srcdir):
     """Every file an output may be made from, relative to srcdir, sorted."""
     pats = ["gen/tendo-gen", "gen/dtypes.toml", "gen/registry/*.toml", "gen/tendogen/*.py",
-            "templates/*/*.j2", "kernels/templates/*.j2"]
-    files = {os.path.relpath(p, srcdir) for pat in pats for p in glob.glob(os.path.join(srcdir, pat))}
+            "templates/**/*.j2", "kernels/templates/*.j2"]
+    files = {os.path.relpath(p, srcdir) for pat in pats
+             for p in glob.glob(os.path.join(srcdir, pat), recursive=True)}
     return sorted(files)
 
 

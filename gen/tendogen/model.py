@@ -42,6 +42,9 @@ CUDA_ABIS = {"loop": "TENDO__CU_LOOP", "rows": "TENDO__CU_ROWS", "rand": "TENDO_
 # accumulation type) and the per-dtype CUDA sources (kernels/templates/<source>.cu.j2).
 CPU_PARTS = ("reduce", "order")
 CUDA_SOURCES = ("ops", "reduce", "order")
+# The device header (kernels/) a kernel of each source calls into, unless
+# its entry names another.
+CUDA_HEADERS = {"ops": "elementwise.cuh", "reduce": "rows.cuh", "order": "order.cuh"}
 
 # The devices a function is checked or refused on (coverage), and how a
 # `refuse` rule reads: "always", or "no FIELD" (the dtypes whose FIELD of
@@ -286,6 +289,7 @@ class Kernel:
     cuda: str = ""
     source: str = ""
     cuda_body: str = ""
+    header: str = ""  # the device header (kernels/) its launcher calls into
     macro: str = ""
     needs: tuple = ()
     per_target: bool = False

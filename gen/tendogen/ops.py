@@ -241,9 +241,9 @@ def op_functions(op, origin):
 def op_kernel(op, origin):
     if op.kind == "reduction":
         return Kernel(op.kernel_name, origin, cpu="reduce", signature=REDUCE_SIGNATURE, cuda="rows",
-                      source="reduce", macro="reduction", op=op,
+                      source="reduce", header="rows.cuh", macro="reduction", op=op,
                       doc=f"The {op.name} over dim, kept as size 1 when keepdim, as out_dtype.")
-    return Kernel(op.name, origin, cuda="loop", source="ops", macro=op.kind, op=op,
+    return Kernel(op.name, origin, cuda="loop", source="ops", header="elementwise.cuh", macro=op.kind, op=op,
                   doc=f"{op.name}: ctx NULL" + (", or the scalar of _scalar" if op.kind == "binary" and op.scalar
                                                  else ""))
 

@@ -22,7 +22,7 @@ import tomllib
 
 from . import GenError
 from .dtypes import IDENT, parse_kinds, require
-from .model import (CUDA_ABIS, CUDA_SOURCES, CPU_PARTS, DEVICES, FIXED_TENSOR_KINDS, PLACEHOLDER, RET_KINDS,
+from .model import (CUDA_ABIS, CUDA_HEADERS, CUDA_SOURCES, CPU_PARTS, DEVICES, FIXED_TENSOR_KINDS, PLACEHOLDER, RET_KINDS,
                     TENSOR_KINDS, Fn, Kernel, KernelUse, Param)
 from .ops import OP_FIELDS, load_op, op_functions, op_kernel
 
@@ -43,8 +43,8 @@ FN_DEFAULTS = {"per_target": False, "sample": {}, "kinds": ["all"], "overloads":
                "symbol": "tensor_{dt}_{name}", "refuse_with": "TENDO_ERR_UNSUPPORTED", "exact": True,
                "values": True}
 KERNEL_FIELDS = {"name": str, "cpu": str, "signature": str, "cuda": str, "source": str, "cuda_body": str,
-                 "macro": str, "needs": list, "per_target": bool, "doc": str}
-KERNEL_DEFAULTS = {"cpu": "", "signature": "", "cuda": "", "source": "", "cuda_body": "", "macro": "",
+                 "header": str, "macro": str, "needs": list, "per_target": bool, "doc": str}
+KERNEL_DEFAULTS = {"cpu": "", "signature": "", "cuda": "", "source": "", "cuda_body": "", "header": "", "macro": "",
                    "needs": [], "per_target": False}
 
 
@@ -116,7 +116,8 @@ def load_kernel(table, where):
     table = {**KERNEL_DEFAULTS, **table}
     require(table, KERNEL_FIELDS, where)
     k = Kernel(table["name"], where, cpu=table["cpu"], signature=table["signature"], cuda=table["cuda"],
-               source=table["source"], cuda_body=table["cuda_body"], macro=table["macro"] or
+               source=table["source"], cuda_body=table["cuda_body"],
+               header=table["header"] or CUDA_HEADERS.get(table["source"], ""), macro=table["macro"] or
                table["name"].replace("_{to}", ""), needs=tuple(table["needs"]), per_target=table["per_target"],
                doc=table["doc"])
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\{to\})?", k.name.replace("_{to}", "{to}")):
@@ -318,6 +319,10 @@ class Registry:
                     if rd is not None:
                         return rd.cuda_type
         return ""
+
+    def cuda_headers(self, dt, dtypes, source):
+        """The device headers dt's launchers of one source call into, each once."""
+        return list(dict.fromkeys(u.kernel.header for u in self.cuda_uses(dt, dtypes, source)))
 
     def cuda_uses(self, dt, dtypes, source=None):
         """dt's CUDA launchers (of one source file, or all)."""
