@@ -1,5 +1,5 @@
-/* src/cuda/attention.cu - the launchers of rope and attention (the ABI is
- * src/cuda/attention.h, the kernels kernels/attention.cuh). */
+/* kernels/attention.cu - the launchers of rope and attention (the ABI is
+ * kernels/host/attention.h, the kernels kernels/attention.cuh). */
 #include "attention.cuh"
 
 /* The dynamic shared memory every GPU and the simulator give a block

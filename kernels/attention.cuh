@@ -1,5 +1,5 @@
 /* kernels/attention.cuh - the kernels of rope and attention (launched by
- * src/cuda/attention.cu; the ABI is src/cuda/attention.h).  T is the
+ * kernels/attention.cu; the ABI is kernels/host/attention.h).  T is the
  * compute type, float or double; the operands are dense.
  *
  * Attention is flash attention: one block per (batch, query head, tile of
@@ -18,7 +18,7 @@
 #define TENDO_KERNELS_ATTENTION_CUH
 
 #include "tendo.cuh"
-#include "cuda/attention.h"
+#include "host/attention.h"
 
 #define TENDO_ATTN_THREADS 128
 

@@ -1,4 +1,4 @@
-/* src/cuda/copy.cu - the dtype-independent kernels: strided copies of
+/* kernels/copy.cu - the dtype-independent kernels: strided copies of
  * elements of 1, 2, 4 or 8 bytes (clone, contiguous, to), and fills. */
 #include <string.h>
 

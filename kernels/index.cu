@@ -1,4 +1,4 @@
-/* src/cuda/index.cu - the dtype-independent kernels of indexing and
+/* kernels/index.cu - the dtype-independent kernels of indexing and
  * joining (see core/launch.h): the indexed walk of index_select, gather
  * and scatter, with its index check on the device, and tril/triu's
  * zeroing.  Elements move as same-sized unsigned integers. */

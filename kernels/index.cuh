@@ -1,5 +1,5 @@
 /* kernels/index.cuh - scatter_add on the device: the indexed walk of
- * src/cuda/index.cu (core/launch.h's tendo__cu_index), adding each element
+ * kernels/index.cu (core/launch.h's tendo__cu_index), adding each element
  * into its place with an atomic update, for the per-dtype launchers of
  * kernels/templates/ops.cu.j2 (which bring the addition).  The order of additions
  * into one element is not fixed, as with any atomic accumulation. */
@@ -57,7 +57,7 @@ static __device__ void tendo_atomic_update(T *p, T v, Add add)
 }
 
 /* The walk of core/launch.h, adding src's element into dst's; an index out
- * of range adds nothing and raises w.bad (as src/cuda/index.cu). */
+ * of range adds nothing and raises w.bad (as kernels/index.cu). */
 template <typename T, typename Add>
 __global__ void tendo_k_scatter_add(tendo__cu_index w, Add add)
 {

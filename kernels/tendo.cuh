@@ -2,7 +2,7 @@
  * element loads and stores (generated), 64- or 32-bit index math over a
  * tendo__cu_iter, 16-byte vectors, warp and block reductions, launch
  * geometry and error returns.  Included by the generated
- * src/gen/cuda_*.cu and by src/cuda/*.cu; hand-written, never installed.
+ * src/gen/cuda_*.cu and by kernels/*.cu; hand-written, never installed.
  */
 #ifndef TENDO_KERNELS_TENDO_CUH
 #define TENDO_KERNELS_TENDO_CUH
@@ -36,7 +36,7 @@ template <typename T, int V> struct alignas(sizeof(T) * V) tendo_vec {
 /* Every kernel launch is spelt TENDO_LAUNCH(grid, block, shmem, stream,
  * kernel)(args...), and a block's dynamic shared memory is
  * TENDO_DYN_SHARED (an unsigned char *, 16-byte aligned): CUDA's own
- * syntax under nvcc; in a --enable-cuda-sim build, src/sim/sim.cuh
+ * syntax under nvcc; in a --enable-cuda-sim build, kernels/sim/sim.cuh
  * (included before this file) defines both to run on the simulator. */
 #ifndef TENDO_LAUNCH
 #define TENDO_LAUNCH(grid, block, shmem, stream, ...) __VA_ARGS__<<<grid, block, shmem, stream>>>

@@ -341,7 +341,7 @@ static void DTFN(test_cuda_matmul)(void)
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TT *c, *g;
-        if (DT_BITS == 8) { /* cublasGemmEx takes no fp8: refused (src/cuda/blas.c) */
+        if (DT_BITS == 8) { /* cublasGemmEx takes no fp8: refused (kernels/host/blas.c) */
             g = tensor_matmul(cases[i].gx, cases[i].gy);
             ok(!g && tendo_error_status(tendo_last_error()) == TENDO_ERR_UNSUPPORTED, "%s %s is refused on a GPU",
                DT_NAME, cases[i].what);

@@ -18,7 +18,7 @@
  * largest finite |operand|): exact ops (neg, abs, relu, maximum, minimum,
  * clamp) must be exact; correctly rounded f32 ops (add, sub, mul, div,
  * sqrt) get 1 ulp; transcendental ones a few ulp.  Unary inputs are dense
- * for the vector (src/vmath.h) paths and strided for the scalar
+ * for the vector (src/cpu/vmath.h) paths and strided for the scalar
  * expressions of the registry; both must meet it.  A 16-bit result is
  * computed in float and rounded once, so it may be off by at most half an
  * ulp of the dtype plus the f32 error: DT_ULP = 2^(1-p) relative covers

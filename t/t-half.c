@@ -1,4 +1,4 @@
-/* t/t-half.c - f16/bf16 conversions (src/half.h, src/half.c).
+/* t/t-half.c - f16/bf16 conversions (src/cpu/half.h, src/cpu/half.c).
  *
  * Every 16-bit pattern is widened and narrowed back; narrowing is checked
  * against F16C hardware (where the CPU has it) and against an exact

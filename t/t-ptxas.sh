@@ -13,7 +13,7 @@
 set -u
 b=${top_builddir:-.}
 s=${top_srcdir:-.}
-res=$(ls "$b"/src/gen/*.res "$b"/src/cuda/*.res 2>/dev/null)
+res=$(ls "$b"/src/gen/*.res "$b"/kernels/*.res 2>/dev/null)
 if [ -z "$res" ]; then
     echo "1..0 # SKIP no ptxas reports (built without nvcc)"
     exit 0

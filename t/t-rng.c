@@ -1,5 +1,5 @@
-/* t/t-rng.c - tests of the Philox-4x32-10 core (src/philox.h) and of the
- * host fill loops (src/rng.c).
+/* t/t-rng.c - tests of the Philox-4x32-10 core (src/core/philox.h) and of the
+ * host fill loops (src/core/rng.c).
  *
  * Known answers, the exact mapping from (seed, index) to counter and key,
  * exact agreement of the block path with the one-counter formula, chunking

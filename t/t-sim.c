@@ -1,5 +1,5 @@
 /* t/t-sim.c - the simulated CUDA device itself (./configure
- * --enable-cuda-sim, src/sim/): that it refuses what a GPU refuses and
+ * --enable-cuda-sim, kernels/sim/): that it refuses what a GPU refuses and
  * catches the bugs it is there to catch.  Kernels here are C functions run
  * through the simulator's launch entry, one call per CUDA thread.
  * Skips in any other build. */

@@ -1,4 +1,4 @@
-/* t/t-vmath.c - accuracy and special values of src/vmath.c's f32 loops
+/* t/t-vmath.c - accuracy and special values of src/cpu/vmath.c's f32 loops
  * (and of the f64 exp, section (d)).
  *
  * Every function is measured against a double-precision reference (libm's

@@ -1,9 +1,9 @@
-/* src/cuda/attention.h - the launch ABI of rope and attention on a GPU:
- * plain C structs that src/cuda/transformer.c fills in and the launchers of
- * src/cuda/attention.cu (kernels in kernels/attention.cuh) run.
+/* kernels/host/attention.h - the launch ABI of rope and attention on a GPU:
+ * plain C structs that kernels/host/transformer.c fills in and the launchers of
+ * kernels/attention.cu (kernels in kernels/attention.cuh) run.
  *
  * The kernels compute in one type, float or double (dbl), on dense
- * row-major operands already widened to it: src/cuda/transformer.c converts
+ * row-major operands already widened to it: kernels/host/transformer.c converts
  * the narrow floats on the device first, as the CPU does on the host
  * (src/cpu/attention.c).  Launchers return 0 or the cudaError_t of a bad
  * launch, and never wait. */

@@ -1,4 +1,4 @@
-/* src/cuda/blas.c - numpy.matmul on a GPU through cuBLAS (the device
+/* kernels/host/blas.c - numpy.matmul on a GPU through cuBLAS (the device
  * table's matmul for CUDA).
  *
  * cuBLAS is column-major: the row-major C (m x n) = A @ B is, read as
@@ -13,7 +13,7 @@
 #include <cublas_v2.h>
 
 #include "core/matmul.h"
-#include "cuda/glue.h"
+#include "host/glue.h"
 #include "gen/cuda_types.h"
 
 /* The cudaDataType of a dtype (gen/dtypes.toml's cuda_data_type) into

@@ -1,8 +1,8 @@
-/* src/cuda/glue.h - what the C files of the CUDA backend share.
+/* kernels/host/glue.h - what the C files of the CUDA backend share.
  *
  * Compiled only when configure found CUDA (TENDO_HAVE_CUDA); the rest of
  * tendo reaches these through the CUDA entry of the device table
- * (core/device.h, filled in at the end of src/cuda/runtime.c).  Only
+ * (core/device.h, filled in at the end of kernels/host/runtime.c).  Only
  * called on tensors whose device is CUDA.  Every function that can fail sets the thread's error
  * (TENDO_ERR_CUDA with CUDA's own message, naming op) and returns false or
  * NULL.  Work goes on the calling thread's per-thread default stream of
@@ -78,9 +78,9 @@ bool tendo__cuda_index(const char *op, const tendo__cu_index *w, const tendo__te
                        tendo__cu_scatter_add_fn add);
 /* tril/triu zeroing of the dense t (core/device.h's tri_zero slot). */
 bool tendo__cuda_tri_zero(const char *op, tendo__tensor *t, int64_t k, bool upper);
-/* numpy.matmul through cuBLAS (src/cuda/blas.c). */
+/* numpy.matmul through cuBLAS (kernels/host/blas.c). */
 tendo__tensor *tendo__cuda_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b);
-/* rope and attention with checked arguments (src/cuda/transformer.c). */
+/* rope and attention with checked arguments (kernels/host/transformer.c). */
 tendo__tensor *tendo__cuda_rope(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot,
                                 double base, bool interleaved);
 tendo__tensor *tendo__cuda_attention(const char *op, const struct tendo__attn *a, const tendo__tensor *q,

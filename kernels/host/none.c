@@ -1,4 +1,4 @@
-/* src/cuda/none.c - the CUDA entry of the device table (core/device.h) in
+/* kernels/host/none.c - the CUDA entry of the device table (core/device.h) in
  * a build without CUDA: no devices.  tendo__check_device refuses every
  * CUDA device then, so no CUDA tensor exists and no other slot is reached. */
 #include "core/device.h"

@@ -1,4 +1,4 @@
-/* src/cuda/runtime.c - the CUDA backend's host side: devices, the pools'
+/* kernels/host/runtime.c - the CUDA backend's host side: devices, the pools'
  * device allocator, per-thread streams, transfers, cuBLAS handles, and the
  * launch wrappers that turn CUDA failures into tendo errors.
  *
@@ -40,7 +40,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "cuda/glue.h"
+#include "host/glue.h"
 #include "core/pool.h"
 
 #define MAX_DEVICES 64

@@ -1,4 +1,4 @@
-/* src/cuda/transformer.c - rope and attention on a GPU: the device table's
+/* kernels/host/transformer.c - rope and attention on a GPU: the device table's
  * entries (core/transformer.c has checked the arguments).
  *
  * As on the CPU (src/cpu/attention.c), the kernels compute in the dtype's
@@ -13,8 +13,8 @@
 
 #include "core/traits.h"
 #include "core/transformer.h"
-#include "cuda/attention.h"
-#include "cuda/glue.h"
+#include "host/attention.h"
+#include "host/glue.h"
 #include "tendo/erased.h"
 
 /* The dtype the kernels compute in for dt. */

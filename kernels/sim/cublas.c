@@ -1,4 +1,4 @@
-/* src/sim/cublas.c - the cuBLAS calls of tendo on the simulated devices:
+/* kernels/sim/cublas.c - the cuBLAS calls of tendo on the simulated devices:
  * handles, and GEMMs (cublasGemmEx, cublasGemmStridedBatchedEx) over
  * column-major matrices, accumulated in the compute type, with the
  * argument checks NVIDIA's documentation gives (CUBLAS_STATUS_INVALID_VALUE,

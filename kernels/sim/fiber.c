@@ -1,4 +1,4 @@
-/* src/sim/fiber.c - fibers for the simulated device (see fiber.h).
+/* kernels/sim/fiber.c - fibers for the simulated device (see fiber.h).
  *
  * A fiber's stack is an mmap'd region with a guard page at its low end,
  * so an overflow faults instead of corrupting a neighbour.  Each host

@@ -1,4 +1,4 @@
-/* src/sim/fiber.h - fibers: stacks to run simulated CUDA threads on, and
+/* kernels/sim/fiber.h - fibers: stacks to run simulated CUDA threads on, and
  * the switch between them (x86-64 assembly; ucontext elsewhere). */
 #ifndef TENDO_SRC_SIM_FIBER_H
 #define TENDO_SRC_SIM_FIBER_H

@@ -1,4 +1,4 @@
-/* src/sim/launch.c - a kernel launch on the simulated device: the checks
+/* kernels/sim/launch.c - a kernel launch on the simulated device: the checks
  * CUDA makes of a launch configuration, then (when its stream gets to it,
  * queue.c) every block in turn on the host thread that runs the stream,
  * with its dynamic shared memory poisoned. */

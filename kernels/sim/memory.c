@@ -1,4 +1,4 @@
-/* src/sim/memory.c - device and pinned memory of the simulated devices,
+/* kernels/sim/memory.c - device and pinned memory of the simulated devices,
  * and the copies and fills between them.
  *
  * Every allocation is host memory noted in one table (sorted by address,

@@ -1,4 +1,4 @@
-/* src/sim/queue.c - when the simulated devices do the work they are given.
+/* kernels/sim/queue.c - when the simulated devices do the work they are given.
  *
  * By default at once: a kernel, copy or GEMM has run when its call
  * returns, and every stream and event is complete.  With TENDO_SIM_DEFER=1

@@ -1,4 +1,4 @@
-/* src/sim/runtime.c - the CUDA runtime calls of tendo on the simulated
+/* kernels/sim/runtime.c - the CUDA runtime calls of tendo on the simulated
  * devices: devices and their properties, the current device, errors
  * (each thread's last error; a sticky error breaks its device for good,
  * as a GPU fault breaks a context), streams, events and peer access.

@@ -1,4 +1,4 @@
-/* src/sim/sched.c - runs one block of a simulated launch: its CUDA
+/* kernels/sim/sched.c - runs one block of a simulated launch: its CUDA
  * threads, their __syncthreads and warp shuffles.
  *
  * Threads are started in a random order (from the launch's seed) by

@@ -1,4 +1,4 @@
-/* src/sim/sim.cuh - force-included (g++ -include) before every .cu source
+/* kernels/sim/sim.cuh - force-included (g++ -include) before every .cu source
  * of a --enable-cuda-sim build, which g++ then compiles as host C++.
  *
  * The CUDA qualifiers become plain C++ (__global__, __device__ and

@@ -1,4 +1,4 @@
-/* src/sim/sim.h - the simulated CUDA device (./configure --enable-cuda-sim):
+/* kernels/sim/sim.h - the simulated CUDA device (./configure --enable-cuda-sim):
  * what its parts share.  Plain C, also included by the C++ of sim.cuh.
  *
  * The simulator runs the .cu sources of tendo, compiled by the host C++

@@ -1,4 +1,4 @@
-/* src/copy.c - strided walks and copies into dense memory, and moves
+/* src/core/copy.c - strided walks and copies into dense memory, and moves
  * between devices. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* src/device.c - device handles and what this build can run on. */
+/* src/core/device.c - device handles and what this build can run on. */
 #include "config.h"
 
 #include <stdatomic.h>

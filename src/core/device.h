@@ -1,10 +1,10 @@
 /* src/core/device.h - the device table: what the core asks of a backend.
  *
  * The core (src/core/) knows no compute kernel and no device API.  What it
- * needs from the CPU kernels (src/cpu/) or from CUDA (src/cuda/) it asks
+ * needs from the CPU kernels (src/cpu/) or from CUDA (kernels/host/) it asks
  * through one table per device type, defined by that backend:
  * tendo__cpu_device in src/cpu/device.c, tendo__cuda_device in
- * src/cuda/runtime.c (or src/cuda/none.c in a build without CUDA, whose
+ * kernels/host/runtime.c (or kernels/host/none.c in a build without CUDA, whose
  * slots fail with TENDO_ERR_DEVICE).  A slot a backend has no use for is
  * NULL.  Every slot that can fail sets the thread's error naming op.
  *

@@ -1,4 +1,4 @@
-/* src/dtype.c - run-time facts about the dtypes this build was made with. */
+/* src/core/dtype.c - run-time facts about the dtypes this build was made with. */
 #include "core/internal.h"
 
 const char *tendo_dtype_name(tendo_dtype dt)

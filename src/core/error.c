@@ -1,4 +1,4 @@
-/* src/error.c - the thread-local last error. */
+/* src/core/error.c - the thread-local last error. */
 #include <stdio.h>
 #include <string.h>
 

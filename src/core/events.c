@@ -1,4 +1,4 @@
-/* src/events.c - the observer registry and event dispatch. */
+/* src/core/events.c - the observer registry and event dispatch. */
 #define _GNU_SOURCE /* pthread_rwlockattr_setkind_np: writers must not starve */
 #include <pthread.h>
 #include <time.h>

@@ -1,4 +1,4 @@
-/* src/events.h - raising events (see include/tendo/events.h).
+/* src/core/events.h - raising events (see include/tendo/events.h).
  *
  * Every event site first reads tendo__observers with one relaxed atomic
  * load; only when an observer is registered does it build the event.  Ops
@@ -78,7 +78,7 @@ static inline void tendo__emit_pool(tendo_event_kind kind, tendo_device d, int64
         tendo__emit_pool_slow(kind, d, bytes, hit);
 }
 
-/* Registers the trace observer when TENDO_TRACE is set (src/trace.c). */
+/* Registers the trace observer when TENDO_TRACE is set (src/core/trace.c). */
 void tendo__trace_from_env(void);
 
 #endif /* TENDO_SRC_EVENTS_H */

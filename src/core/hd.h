@@ -1,4 +1,4 @@
-/* src/hd.h - TENDO_HD marks functions that compile for both the host and,
+/* src/core/hd.h - TENDO_HD marks functions that compile for both the host and,
  * under nvcc, the device (headers shared with CUDA kernels). */
 #ifndef TENDO_SRC_HD_H
 #define TENDO_SRC_HD_H

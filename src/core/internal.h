@@ -1,4 +1,4 @@
-/* src/internal.h - tendo's internal, dtype-independent core.
+/* src/core/internal.h - tendo's internal, dtype-independent core.
  *
  * Every generated tensor_<dt> is a tendo__tensor underneath: the per-dtype
  * code in src/gen/ is a thin typed layer over the functions declared here.
@@ -44,7 +44,7 @@ bool tendo__alloc_ok(void);
  * tests: the allocations a call makes are the difference over the call). */
 int64_t tendo__alloc_count(void);
 
-/* ---- errors (src/error.c) ------------------------------------------------ */
+/* ---- errors (src/core/error.c) ------------------------------------------------ */
 
 /* Records "op: message" as the calling thread's last error; returns status
  * so that callers can write `return tendo__fail(...)`. */
@@ -56,7 +56,7 @@ tendo_status tendo__fail(tendo_status status, const char *op, const char *fmt, .
 typedef struct { char s[TENDO_MAX_DIMS * 21 + 3]; } tendo__shape_buf;
 tendo__shape_buf tendo__shape_str(int ndim, const int64_t *shape);
 
-/* ---- storage (src/storage.c) --------------------------------------------- */
+/* ---- storage (src/core/storage.c) --------------------------------------------- */
 
 typedef struct tendo__storage tendo__storage;
 typedef void (*tendo__release_fn)(void *ctx, void *data, size_t nbytes);
@@ -100,7 +100,7 @@ typedef struct tendo__tensor {
     tendo__storage *storage;
 } tendo__tensor;
 
-/* ---- layout (src/layout.c): shapes and strides, no tensors ----------------- */
+/* ---- layout (src/core/layout.c): shapes and strides, no tensors ----------------- */
 
 /* Validates (ndim, shape) for op and stores the element count in *numel;
  * false with TENDO_ERR_INVALID_ARG / TENDO_ERR_SHAPE set otherwise. */
@@ -126,13 +126,13 @@ bool tendo__infer_shape(const char *op, int old_ndim, const int64_t *old_shape, 
 bool tendo__view_strides(int old_ndim, const int64_t *old_shape, const int64_t *old_stride,
                          int new_ndim, const int64_t *new_shape, int64_t *new_stride);
 
-/* ---- devices (src/device.c) ----------------------------------------------- */
+/* ---- devices (src/core/device.c) ----------------------------------------------- */
 
 /* True when tensors can be made on d by this build; else sets
  * TENDO_ERR_DEVICE naming op and d. */
 bool tendo__check_device(const char *op, tendo_device d);
 
-/* ---- tensors (src/tensor.c) ---------------------------------------------- */
+/* ---- tensors (src/core/tensor.c) ---------------------------------------------- */
 
 /* True when t is non-NULL; sets TENDO_ERR_INVALID_ARG naming op and the
  * argument otherwise. */
@@ -171,7 +171,7 @@ tendo__tensor *tendo__as_dtype(const char *op, tendo_tensor *e, tendo_dtype dtyp
  * with error `status` naming op, what and the first bad byte otherwise. */
 bool tendo__check_bool_bytes(const char *op, const char *what, tendo_status status, const void *bytes, size_t n);
 
-/* ---- views (src/view.c): new handles sharing t's storage ------------------ */
+/* ---- views (src/core/view.c): new handles sharing t's storage ------------------ */
 
 tendo__tensor *tendo__reshape(const tendo__tensor *t, int ndim, const int64_t *shape);
 tendo__tensor *tendo__view(const tendo__tensor *t, int ndim, const int64_t *shape);
@@ -186,7 +186,7 @@ tendo__tensor *tendo__slice(const tendo__tensor *t, int dim, int64_t start, int6
 tendo__tensor *tendo__expand(const tendo__tensor *t, int ndim, const int64_t *shape);
 tendo__tensor *tendo__flip(const tendo__tensor *t, int dim);
 
-/* ---- copies (src/copy.c) --------------------------------------------------- */
+/* ---- copies (src/core/copy.c) --------------------------------------------------- */
 
 /* Called on each run of elements of a strided walk: n elements starting at
  * src, step src_stride elements apart, that land at row-major logical

@@ -1,4 +1,4 @@
-/* src/iter.c - broadcasting, coalescing and (threaded) running of
+/* src/core/iter.c - broadcasting, coalescing and (threaded) running of
  * elementwise loops; the checks every elementwise op shares. */
 #include <string.h>
 

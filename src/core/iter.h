@@ -1,4 +1,4 @@
-/* src/iter.h - the strided-iteration core of elementwise ops (the role of
+/* src/core/iter.h - the strided-iteration core of elementwise ops (the role of
  * PyTorch's TensorIterator).
  *
  * Operands (an output and up to two inputs) are broadcast to the output's

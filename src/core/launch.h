@@ -30,7 +30,7 @@ extern "C" {
 /* Elementwise work over numel elements: operand 0 is the output.  Element
  * i (row-major over shape) of operand k is at base[k] + the sum over d of
  * (i's index along d) * stride[k][d] elements of elsize[k] bytes.  Dims are
- * already coalesced (src/iter.c), so dense work has ndim 1 and stride 1. */
+ * already coalesced (src/core/iter.c), so dense work has ndim 1 and stride 1. */
 typedef struct {
     int ndim, nops;
     int64_t numel;
@@ -142,7 +142,7 @@ typedef struct {
     int64_t *bad;
 } tendo__cu_index;
 
-/* Dtype-independent kernels (src/cuda/index.cu): the indexed walk, and
+/* Dtype-independent kernels (kernels/index.cu): the indexed walk, and
  * tril/triu's zeroing of the dense out (numel elements of elsize bytes,
  * matrices of R x C): element (r, c) becomes 0 unless c - r <= k (upper
  * 0) or c - r >= k (upper 1). */
@@ -153,14 +153,14 @@ int tendo__cu_index_walk(const tendo__cu_index *w);
 typedef TENDO__CU_SCATTER_ADD((*tendo__cu_scatter_add_fn));
 int tendo__cu_tri_zero(void *out, int64_t numel, int64_t R, int64_t C, int64_t k, int upper, int elsize);
 
-/* Dtype-independent kernels (src/cuda/copy.cu). */
+/* Dtype-independent kernels (kernels/copy.cu). */
 /* Copies operand 1 into operand 0 element by element (same elsize: 1, 2,
  * 4 or 8 bytes), any strides. */
 int tendo__cu_copy(const tendo__cu_iter *it);
 /* Sets n elements of elsize bytes (1, 2, 4 or 8) at dst to *value. */
 int tendo__cu_fill(void *dst, int64_t n, int elsize, const void *value);
 
-/* Device scratch for a launcher (src/cuda/runtime.c): n bytes from the
+/* Device scratch for a launcher (kernels/host/runtime.c): n bytes from the
  * pool of the current device, for the calling thread's stream, so that
  * the pool's out-of-memory handling (empty the cache, retry) covers it.
  * *block gets the handle for tendo__cu_scratch_free, which the launcher

@@ -1,4 +1,4 @@
-/* src/layout.c - shapes and strides: validation, contiguity, broadcasting,
+/* src/core/layout.c - shapes and strides: validation, contiguity, broadcasting,
  * and which reshapes can be views.  Pure arithmetic: no tensors, no memory. */
 #include "core/internal.h"
 

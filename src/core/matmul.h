@@ -1,6 +1,6 @@
 /* src/core/matmul.h - numpy.matmul's shape rules, and its dispatch to the
  * device that holds the operands (tendo__device_ops.matmul: src/cpu/matmul.c,
- * src/cuda/blas.c). */
+ * kernels/host/blas.c). */
 #ifndef TENDO_SRC_CORE_MATMUL_H
 #define TENDO_SRC_CORE_MATMUL_H
 

@@ -1,11 +1,11 @@
-/* src/philox.h - the counter-based random core shared by CPU and GPU code.
+/* src/core/philox.h - the counter-based random core shared by CPU and GPU code.
  *
  * tendo's random streams are Philox-4x32-10 (Salmon et al., "Parallel
  * random numbers: as easy as 1, 2, 3", SC11) keyed by a 64-bit seed:
  * element i of a contiguous result is made from the block of counter i.
  * Everything here is a static inline function usable from C11 and from
  * CUDA (nvcc marks them __host__ __device__), so a kernel and the host
- * loops in src/rng.c compute the very same bits.
+ * loops in src/core/rng.c compute the very same bits.
  *
  * Cross-device agreement:
  *   - the Philox words and the uniforms are integer arithmetic plus one

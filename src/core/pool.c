@@ -1,4 +1,4 @@
-/* src/pool.c - the caching allocator (see pool.h for the policy). */
+/* src/core/pool.c - the caching allocator (see pool.h for the policy). */
 #include "config.h"
 
 #include <pthread.h>

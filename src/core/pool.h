@@ -1,4 +1,4 @@
-/* src/pool.h - the caching allocator, one per device.
+/* src/core/pool.h - the caching allocator, one per device.
  *
  * Modelled on PyTorch's CUDACachingAllocator, but device-independent: a
  * device plugs in a raw allocator (and, for GPUs, events that make frees
@@ -88,7 +88,7 @@ size_t tendo__pool_block_size(const tendo__pool_block *b);
 /* The stream b was allocated for (fixed while b is allocated). */
 uintptr_t tendo__pool_block_stream(const tendo__pool_block *b);
 
-/* The CPU's raw allocator (src/storage.c). */
+/* The CPU's raw allocator (src/core/storage.c). */
 const tendo__device_allocator *tendo__host_allocator(void);
 
 void tendo__pool_get_detail(tendo__pool *p, tendo__pool_detail *out);

@@ -1,4 +1,4 @@
-/* src/rng.c - host loops that fill buffers from tendo's random streams.
+/* src/core/rng.c - host loops that fill buffers from tendo's random streams.
  *
  * Speed.  One Philox block is a chain of ten dependent multiply rounds, so
  * a loop that finishes one counter before starting the next is bound by

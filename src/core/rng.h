@@ -1,7 +1,7 @@
-/* src/rng.h - host loops that fill buffers from tendo's random streams.
+/* src/core/rng.h - host loops that fill buffers from tendo's random streams.
  *
  * The stream keyed by `seed` gives element i the Philox-4x32-10 block of
- * counter i (see src/philox.h).  Each function fills out[0..n) with the
+ * counter i (see src/core/philox.h).  Each function fills out[0..n) with the
  * elements first .. first+n-1, so a caller may split one result into chunks
  * (e.g. one per thread) and get the same bits as one call over everything.
  * n <= 0 writes nothing; first must be >= 0.

@@ -1,4 +1,4 @@
-/* src/threads.c - how many threads CPU ops use (at most 4 per core). */
+/* src/core/threads.c - how many threads CPU ops use (at most 4 per core). */
 #include <stdatomic.h>
 
 #ifdef _OPENMP

@@ -1,4 +1,4 @@
-/* src/trace.c - the built-in observer behind TENDO_TRACE=1: a line per op,
+/* src/core/trace.c - the built-in observer behind TENDO_TRACE=1: a line per op,
  * and a per-op summary table. */
 #include <pthread.h>
 #include <stdlib.h>

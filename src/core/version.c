@@ -1,4 +1,4 @@
-/* src/version.c - the library version, from configure. */
+/* src/core/version.c - the library version, from configure. */
 #include "config.h"
 
 #include "tendo/core.h"

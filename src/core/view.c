@@ -1,4 +1,4 @@
-/* src/view.c - view operations: new handles on a tensor's storage with a
+/* src/core/view.c - view operations: new handles on a tensor's storage with a
  * new shape, stride and offset.  Nothing here copies elements, except
  * reshape/flatten when the strides leave no choice. */
 #include <string.h>

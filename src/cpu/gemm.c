@@ -1,4 +1,4 @@
-/* src/gemm.c - tendo's own sgemm: Goto/BLIS blocking, packing that reads
+/* src/cpu/gemm.c - tendo's own sgemm: Goto/BLIS blocking, packing that reads
  * any strides and widens f16/bf16, and an AVX2+FMA 6x16 micro-kernel with
  * a portable C fallback chosen at run time.
  *

@@ -1,7 +1,7 @@
-/* src/half.c - f16/bf16 conversions: the public scalar API, rounding from
+/* src/cpu/half.c - f16/bf16 conversions: the public scalar API, rounding from
  * double, and the bulk converters with run-time CPU dispatch.
  *
- * Semantics are those of src/half.h: IEEE 754 round to nearest even,
+ * Semantics are those of src/cpu/half.h: IEEE 754 round to nearest even,
  * overflow to infinity, gradual underflow, quiet NaN keeping sign and top
  * payload bits.  On x86 the bulk converters use F16C for f16 and AVX2
  * integer arithmetic for bf16 when the CPU has both, or the same at 16

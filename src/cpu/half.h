@@ -1,4 +1,4 @@
-/* src/half.h - internal f16/bf16 <-> f32/f64 conversions on raw bits.
+/* src/cpu/half.h - internal f16/bf16 <-> f32/f64 conversions on raw bits.
  *
  * The scalar converters are static inline so element-wise kernels can use
  * them in their inner loops; they do not depend on the FPU rounding mode

@@ -1,4 +1,4 @@
-/* src/rows.c - running a function over every row of a tensor along one dim
+/* src/cpu/rows.c - running a function over every row of a tensor along one dim
  * (reductions, softmax, norms), rows split across threads. */
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* src/rows.h - row-wise ops: a function sees runs of rows along one dim. */
+/* src/cpu/rows.h - row-wise ops: a function sees runs of rows along one dim. */
 #ifndef TENDO_SRC_ROWS_H
 #define TENDO_SRC_ROWS_H
 

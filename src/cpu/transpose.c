@@ -1,4 +1,4 @@
-/* src/transpose.c - the transposed copy behind contiguous()/clone() of a
+/* src/cpu/transpose.c - the transposed copy behind contiguous()/clone() of a
  * transposed view: dst (R x C, dense) = src with strides (1, sc).
  *
  * The naive loop touches a new cache line per element on one side; here

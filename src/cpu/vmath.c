@@ -1,7 +1,7 @@
-/* src/vmath.c - elementwise f32 math over contiguous arrays, with AVX2+FMA
+/* src/cpu/vmath.c - elementwise f32 math over contiguous arrays, with AVX2+FMA
  * kernels chosen at run time and a portable scalar fallback.
  *
- * Semantics are those of src/vmath.h.  The scalar functions compute in
+ * Semantics are those of src/cpu/vmath.h.  The scalar functions compute in
  * double and round once (libm's double exp, log, tanh, erfc, sin, cos,
  * sqrt), so they are within a hair of correct rounding.  The AVX2 kernels
  * work on 8 floats at a time; every element, the tail's included, goes

@@ -1,4 +1,4 @@
-/* src/vmath.h - elementwise f32 math over contiguous arrays.
+/* src/cpu/vmath.h - elementwise f32 math over contiguous arrays.
  *
  * Each tendo__v*_f32(x, y, n) sets y[i] = f(x[i]) for 0 <= i < n.  n may be
  * 0; no alignment is assumed; y may equal x (in place), otherwise the two
@@ -11,7 +11,7 @@
  *
  * The scalar functions tendo__*_f32(x) compute in double and round once;
  * they are the portable fallback and the definition the vector code
- * approximates (see src/vmath.c for the error bounds).
+ * approximates (see src/cpu/vmath.c for the error bounds).
  */
 #ifndef TENDO_SRC_VMATH_H
 #define TENDO_SRC_VMATH_H

@@ -1,4 +1,4 @@
-/* src/collection.c - named tensors plus string metadata, in insertion order.
+/* src/io/collection.c - named tensors plus string metadata, in insertion order.
  *
  * Names are looked up through a jansson object (a hash table) mapping each
  * name to its index, so a model with thousands of tensors loads and is

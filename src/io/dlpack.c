@@ -1,4 +1,4 @@
-/* src/dlpack.c - DLPack export and import (see include/tendo/dlpack.h).
+/* src/io/dlpack.c - DLPack export and import (see include/tendo/dlpack.h).
  *
  * Export: one malloc'd block holds the DLManagedTensor(Versioned), its
  * shape and strides arrays and a reference to the tensor's storage; its

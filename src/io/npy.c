@@ -1,4 +1,4 @@
-/* src/npy.c - numpy's .npy format: load (versions 1.0, 2.0, 3.0; little- and
+/* src/io/npy.c - numpy's .npy format: load (versions 1.0, 2.0, 3.0; little- and
  * big-endian; C and Fortran order) and save (1.0, or 2.0 for huge headers).
  *
  * Header: "\x93NUMPY", major, minor, a little-endian header length (2 bytes

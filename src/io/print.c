@@ -1,4 +1,4 @@
-/* src/print.c - numpy-compatible text form of tensor values (see print.h).
+/* src/io/print.c - numpy-compatible text form of tensor values (see print.h).
  *
  * Two parts.  The digits: numpy prints each float with dragon4's "unique"
  * digits in the element's own dtype, cut at 8 digits.  Here they are found

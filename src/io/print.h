@@ -1,4 +1,4 @@
-/* src/print.h - internal: the text form of a tensor's values, as numpy's
+/* src/io/print.h - internal: the text form of a tensor's values, as numpy's
  * str(array) writes it with the default print options (precision 8,
  * threshold 1000, edgeitems 3, linewidth 75, floatmode 'maxprec').
  *

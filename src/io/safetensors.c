@@ -1,4 +1,4 @@
-/* src/safetensors.c - the safetensors format: load (zero-copy on the CPU)
+/* src/io/safetensors.c - the safetensors format: load (zero-copy on the CPU)
  * and save.
  *
  * A file is: N, the header's length (8 bytes, little-endian); N bytes of
