@@ -9,7 +9,7 @@
 # DIR/NAME.o for static archives, and writes the .lo file libtool's link
 # mode reads.  Exceptions are off: tendo's CUDA code is C-like C++.
 # ptxas's resource report (registers, spills, shared memory per kernel and
-# architecture) goes to DIR/NAME.res, which t/t-ptxas.sh checks.
+# architecture) goes to DIR/NAME.res, which t/gen/t-ptxas.sh checks.
 set -e
 lo=$1
 shift

@@ -1,7 +1,7 @@
 """t/fault-table.h: a sample call of every function for every dtype.
 
-The allocation-failure sweep (t/t-fault.c) and the device coverage test
-(t/t-coverage.c) call every per-dtype function through a thunk whose
+The allocation-failure sweep (t/drivers/t-fault.c) and the device coverage test
+(t/drivers/t-coverage.c) call every per-dtype function through a thunk whose
 arguments are synthesized here from each param's kind and name.  A param
 these rules cannot place makes the generator refuse, naming it: give the
 function a `sample = { param = value }` in its registry entry (a fixture

@@ -168,7 +168,7 @@ def load_op(kind, table, group, where):
         table["tol"] = {"rel": 4.0, **table["tol"]}
     for field, names in OP_REFS[kind]:
         if field == "ref" and "float" not in table["kinds"] and not table[field]:
-            continue  # an integer or bool op: t/t-kinds.c checks it against int64 arithmetic
+            continue  # an integer or bool op: t/drivers/t-kinds.c checks it against int64 arithmetic
         check_ref(table[field], names, f"{where}: {field}")
     for field in ("a", "b", "scalar_a", "x"):
         if field in table:

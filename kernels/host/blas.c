@@ -85,7 +85,7 @@ static bool cuda_gemm(const char *op, const tendo__tensor *a, const tendo__tenso
     cu_layout(k, n, B->rs, B->cs, &tb, &ldb);
     if (!tendo__cuda_begin(op, ts, 3) || !(h = tendo__cuda_cublas(op, out->storage->device.index)))
         return false;
-    if (out->dtype == TENDO_F32 && tendo_get_allow_tf32())
+    if (type == CUDA_R_32F && tendo_get_allow_tf32()) /* f32: TF32 tensor cores when allowed */
         ct = CUBLAS_COMPUTE_32F_FAST_TF32;
     if (type == CUDA_R_64F) {
         ct = CUBLAS_COMPUTE_64F;

@@ -11,7 +11,7 @@
  *     0x7c/0xfc, NaNs 0x7d-0x7f/0xfd-0xff.
  *
  * The semantics are those of Python's ml_dtypes (float8_e4m3fn,
- * float8_e5m2), checked bit for bit by t/t-fp8-mldtypes.sh:
+ * float8_e5m2), checked bit for bit by t/interop/t-fp8-mldtypes.sh:
  *   - narrowing rounds to nearest, ties to even, keeping subnormals;
  *   - f8e4m3: whatever rounds past 448 (any |x| > 464; 464 itself ties
  *     to 448) becomes NaN, and so do +-infinity: the sign is kept;

@@ -7,7 +7,7 @@
  * work on 8 floats at a time; every element, the tail's included, goes
  * through the same vector code, so results do not depend on n or on
  * alignment.  Their largest error against a double reference, measured
- * over all 2^32 inputs (t/t-vmath.c checks dense sweeps of the same), is:
+ * over all 2^32 inputs (t/drivers/t-vmath.c checks dense sweeps of the same), is:
  *
  *   exp     1.02 ulp  (subnormal results by gradual underflow, inf from
  *                      0x1.62e430p+6 on, as libm)
@@ -99,7 +99,7 @@ float tendo__rsqrt_f32(float x) { return (float)(1.0 / sqrt((double)x)); }
  * e^r = 1 + r + r^2 Q(r), Q the Taylor series of (e^r - 1 - r)/r^2 to
  * degree 11 (e^r to degree 13): truncation error 4e-18 relative for
  * |r| <= 0.347.  See exp64_core for how the sum keeps to one rounding;
- * t/t-vmath.c measures the result: max 0.69 ulp. */
+ * t/drivers/t-vmath.c measures the result: max 0.69 ulp. */
 #define EXP64_INVLN2 0x1.71547652b82fep+0
 #define EXP64_SHIFT 0x1.8p52
 #define EXP64_LN2_HI 0x1.62e42fefa39efp-1
