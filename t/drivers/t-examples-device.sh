@@ -26,7 +26,7 @@ if [ -z "$py" ]; then
 fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-PYTHONPATH="${top_srcdir:-.}/t${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/examples" "$tmp" <<'PY'
+PYTHONPATH="${top_srcdir:-.}/t/lib${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/examples" "$tmp" <<'PY'
 import json, subprocess, sys
 from tap import Tap
 import numpy as np

@@ -22,7 +22,7 @@ done
 if [ -z "$py" ]; then echo "1..0 # SKIP no Python with numpy and ml_dtypes"; exit 0; fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-PYTHONPATH="${top_srcdir:-.}/t${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/tools/tendo" "$tmp" <<'PY'
+PYTHONPATH="${top_srcdir:-.}/t/lib${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/tools/tendo" "$tmp" <<'PY'
 import json, struct, subprocess, sys, warnings
 from tap import Tap
 from fractions import Fraction

@@ -15,7 +15,7 @@ for p in "${BENCH_PYTHON:-}" "${PYTHON:-}" python3 /usr/bin/python3; do
     [ -n "$p" ] && "$p" -c 'import numpy, ml_dtypes' 2>/dev/null && { py=$p; break; }
 done
 if [ -z "$py" ]; then echo "1..0 # SKIP no Python with numpy and ml_dtypes"; exit 0; fi
-PYTHONPATH="${top_srcdir:-.}/t${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/t/t-fp8" <<'PY'
+PYTHONPATH="${top_srcdir:-.}/t/lib${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/t/t-fp8" <<'PY'
 import subprocess, sys, warnings
 from tap import Tap
 import numpy as np, ml_dtypes

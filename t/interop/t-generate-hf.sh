@@ -17,7 +17,7 @@ if [ -z "$py" ]; then
 fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH="${top_srcdir:-.}/t${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/examples/tendo-generate" "$tmp" <<'PY'
+HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH="${top_srcdir:-.}/t/lib${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/examples/tendo-generate" "$tmp" <<'PY'
 import subprocess, sys, warnings
 from tap import Tap
 import numpy as np
