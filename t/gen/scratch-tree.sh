@@ -3,8 +3,8 @@
 # top_srcdir.
 #
 # Skips the whole test (TAP "1..0 # SKIP") without Python 3.11 and jinja2,
-# or with TENDO_SCRATCH=0 (CI's sanitizer and reduced-dtype steps, which
-# leave these generator tests to its other builds);
+# or with TENDO_SCRATCH=0 (every CI step but distcheck, which runs them
+# once, from the release tarball);
 # otherwise makes $tmp (removed on exit), copies to $src=$tmp/src the
 # sources a build needs, by name (so that no object, library, test program
 # or generated file of a tree configured in place comes along) and with
