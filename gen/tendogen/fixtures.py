@@ -10,13 +10,15 @@ sizes for a shape).
 """
 
 from . import GenError
+from .grad import kind_of
 from .model import FIXED_TENSOR_KINDS
 from .ops import _is_num
 
 # The fixture tensors of the dtype being swept: name -> shape.  "fresh" (a
 # new [3,4] tensor the call takes over) and "null" are the other values a
 # tensor param may take.
-FIXTURES = {"t34": (3, 4), "t43": (4, 3), "t4": (4,), "out34": (3, 4)}
+FIXTURES = {"t34": (3, 4), "t43": (4, 3), "t4": (4,), "out34": (3, 4), "leaf34": (3, 4)}
+# leaf34 (of a float dtype) is an autograd leaf that has a gradient (tf_make_leaf)
 # Fixtures of one fixed dtype, whatever dtype is swept: name -> (shape, dtype),
 # and the one a param of each fixed-dtype kind gets unless its sample says.
 FIXED_FIXTURES = {"mask34": ((3, 4), "bool"), "idx4": ((4,), "i64"), "idx4_i32": ((4,), "i32"),
@@ -147,6 +149,7 @@ def sample_calls(reg, dtypes):
     Instance), name (the C function), ret (its C type), args, and outs (the
     out-tensor locals: (C type, name))."""
     calls = []
+    by_name = {d.name: d for d in dtypes}
     for dt in dtypes:
         for inst in reg.instances(dt, dtypes):
             fn = inst.fn
@@ -156,8 +159,24 @@ def sample_calls(reg, dtypes):
                     if p.is_out and f"&tf_out_{p.name}" in args]
             ret = inst.c_ret(dt)
             calls.append({"dt": dt, "inst": inst, "name": inst.c_name(dt), "ret": ret, "args": args, "outs": outs,
-                          "kind": _ret_kind(ret, outs), "refused": fn.refused("cuda", dt)})
+                          "kind": _ret_kind(ret, outs), "refused": fn.refused("cuda", dt),
+                          "grad": kind_of(inst, dt, by_name) == "record", "domain": grad_domain(fn)})
     return calls
+
+
+def grad_domain(fn):
+    """Where t/t-grad draws a differentiable function's fixtures: its op's
+    test range (both operands' of a binary op, which share a fixture, away
+    from 0 by bmin), within [-4, 4]; [-1, 1] for the others."""
+    op = fn.op
+    if op is None:
+        return (-1.0, 1.0)
+    lo, hi = op.x if op.kind == "reduction" else op.a
+    if op.kind == "binary":
+        lo, hi = max(lo, op.b[0]), min(hi, op.b[1])
+        if op.bmin > 0:
+            lo = max(lo, op.bmin)
+    return (max(lo, -4.0), min(hi, 4.0))
 
 
 def _ret_kind(ret, outs):

@@ -201,7 +201,8 @@ class Fn:
     exact: bool = True  # a float result is the same bits on every device (not a sum in another order)
     values: bool = True  # its result's values are defined (not empty's)
     test: tuple = ()  # the test programs that value-check it on the CPU
-    backward: str = ""  # its derivative (the autograd issue fills these)
+    grad: object = ""  # its derivatives: {param: formula}, "none", or "" (see tendogen/grad.py)
+    writes: str = ""  # the tensor param it writes into (an _out form, copy_into)
     op: object = None  # the op family entry it comes from, if any
     symbol: str = "tensor_{dt}_{name}"  # its C name
 

@@ -54,7 +54,8 @@ class Op:
     x: tuple = ()
     tol: Tol = Tol()
     test: tuple = ()
-    backward: str = ""
+    grad: object = ""  # binary: {a, b}; unary and reduction: the formula of a
+    grad_scalar: str = ""  # binary: the formula of a in <op>_scalar
 
     @staticmethod
     def c_double(v):
@@ -105,25 +106,26 @@ class Op:
 
 
 _EW_DEFAULTS = {"kinds": ["float"], "result": "same", "expr_int": "", "expr_uint": "", "expr_bool": "",
-                "backward": ""}
+                "grad": ""}
 OP_DEFAULTS = {
     "binary": {**_EW_DEFAULTS, "scalar": True, "out": True,
-               "a": [-4.0, 4.0], "b": [-4.0, 4.0], "bmin": 0.0, "scalars": [2.5, -0.1, 3.0], "tol": {}},
+               "a": [-4.0, 4.0], "b": [-4.0, 4.0], "bmin": 0.0, "scalars": [2.5, -0.1, 3.0], "tol": {}, "grad": {}, "grad_scalar": ""},
     "unary": {**_EW_DEFAULTS, "out": True, "vector": "", "vector_f64": "", "a": [-6.0, 6.0], "tol": {}},
     "reduction": {"kinds": ["float"], "result": "same", "combine_int": "", "identity_int": "",
-                  "ref_finalize": "acc", "x": [-1.0, 1.0], "tol": {}, "backward": ""},
+                  "ref_finalize": "acc", "x": [-1.0, 1.0], "tol": {}, "grad": ""},
 }
 _EW_FIELDS = {"kinds": list, "result": str, "expr_int": str, "expr_uint": str, "expr_bool": str,
-              "out": bool, "backward": str}
+              "out": bool}
 OP_FIELDS = {
     "binary": {"name": str, "expr": str, "ref": str, "a": list, "b": list, "bmin": float,
-               "scalars": list, "scalar_a": list, "tol": dict, "scalar": bool, **_EW_FIELDS},
+               "scalars": list, "scalar_a": list, "tol": dict, "scalar": bool, **_EW_FIELDS,
+               "grad": (dict, str), "grad_scalar": str},
     "unary": {"name": str, "expr": str, "vector": str, "vector_f64": str, "ref": str, "a": list, "tol": dict,
-              **_EW_FIELDS},
+              **_EW_FIELDS, "grad": str},
     "reduction": {"name": str, "identity": str, "combine": str, "finalize": str,
                   "pairwise": bool, "empty_ok": bool, "ref": str, "ref_identity": str,
                   "ref_finalize": str, "x": list, "tol": dict, "kinds": list, "result": str,
-                  "combine_int": str, "identity_int": str, "backward": str},
+                  "combine_int": str, "identity_int": str, "grad": str},
 }
 OP_RESULTS = {"binary": ("same", "bool"), "unary": ("same", "bool"), "reduction": ("same", "sum", "bool")}
 # (field, the names it may use)
@@ -207,34 +209,39 @@ def op_functions(op, origin):
     ret = "tensor" if op.result == "same" else f"tensor_{op.result}"
     into = "a bool tensor" if op.result == "bool" else "a new tensor"
     exact = op.tol.rel == op.tol.abs == op.tol.abs_x == op.tol.fold == 0
-    common = dict(generic=True, group=op.group, origin=origin, kinds=op.kinds, op=op, test=op.test,
-                  backward=op.backward, exact=exact)
+    common = dict(generic=True, group=op.group, origin=origin, kinds=op.kinds, op=op, test=op.test, exact=exact)
+    grad = lambda g: g if isinstance(g, dict) and g else {"a": g} if isinstance(g, str) and g not in ("", "none") \
+        else ("none" if g == "none" else "")
     fns = []
     if op.kind == "binary":
         fns.append(Fn(op.name, ret, P("ctensor a", "ctensor b"),
-                      f"{op.expr} elementwise, NumPy broadcasting; {into} the caller frees.", **common))
+                      f"{op.expr} elementwise, NumPy broadcasting; {into} the caller frees.", grad=grad(op.grad),
+                      **common))
         if op.out:
             fns.append(Fn(op.name + "_out", "tendo_status", P("tensor out", "ctensor a", "ctensor b"),
                           f"out = {op.expr}, into out (the broadcast shape; out may be a or b, but not "
-                          "partly overlap them); no allocation.", **common))
+                          "partly overlap them); no allocation.", writes="out", **common))
         if op.scalar:
             fns.append(Fn(op.name + "_scalar", ret, P("ctensor a", "double s"),
                           f"{op.expr.replace('b', 's')} for every element a"
                           + (" (compared in double)" if op.result == "bool" else
-                             " (s converted to the dtype first)") + f"; {into} the caller frees.", **common))
+                             " (s converted to the dtype first)") + f"; {into} the caller frees.",
+                          grad=grad(op.grad_scalar), **common))
         return fns
     if op.kind == "unary":
-        fns.append(Fn(op.name, ret, P("ctensor a"), f"{op.expr} elementwise; {into} the caller frees.", **common))
+        fns.append(Fn(op.name, ret, P("ctensor a"), f"{op.expr} elementwise; {into} the caller frees.",
+                      grad=grad(op.grad), **common))
         if op.out:
             fns.append(Fn(op.name + "_out", "tendo_status", P("tensor out", "ctensor a"),
-                          f"out = {op.expr}, into out (a's shape; out may be a); no allocation.", **common))
+                          f"out = {op.expr}, into out (a's shape; out may be a); no allocation.", writes="out",
+                          **common))
         return fns
     what = {"same": "", "sum": " (an integer or bool input gives i64)", "bool": " (a bool tensor)"}[op.result]
     k = op.kernel_name
     return [Fn(op.name, "tensor_sum" if op.result == "sum" else ret, P("ctensor a", "int dim", "bool keepdim"),
                f"The {op.name} over dim (negative counts from the end), kept as size 1 when keepdim{what}.  "
                "A new tensor the caller frees.",
-               call=f"{{cpu:{k}}}(a, dim, keepdim, {{RET_DT}}, {{cuda:{k}}})",
+               call=f"{{cpu:{k}}}(a, dim, keepdim, {{RET_DT}}, {{cuda:{k}}})", grad=grad(op.grad),
                **{**common, "op": None})]
 
 

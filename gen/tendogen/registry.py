@@ -24,6 +24,7 @@ from . import GenError
 from .dtypes import IDENT, parse_kinds, require
 from .model import (CUDA_ABIS, CUDA_HEADERS, CUDA_SOURCES, CPU_PARTS, DEVICES, FIXED_TENSOR_KINDS, PLACEHOLDER, RET_KINDS,
                     TENSOR_KINDS, Fn, Kernel, KernelUse, Param)
+from .grad import load_helper
 from .ops import OP_FIELDS, load_op, op_functions, op_kernel
 
 # The statuses a refused cell may fail with: a function that has no kernel
@@ -36,10 +37,10 @@ FN_FIELDS = {"name": str, "ret": str, "params": list, "doc": str, "generic": boo
              "sample": dict, "kinds": list, "overloads": dict, "dtypes": list, "call": str, "body": str,
              "kernels": list, "observe": bool, "expr": str, "expr_int": str, "expr_uint": str,
              "expr_bool": str, "fill": str, "refuse": dict, "refuse_with": str, "exact": bool, "values": bool,
-             "test": (str, list), "backward": str, "symbol": str}
+             "test": (str, list), "grad": (dict, str), "writes": str, "symbol": str}
 FN_DEFAULTS = {"per_target": False, "sample": {}, "kinds": ["all"], "overloads": {}, "dtypes": [],
                "call": "", "body": "", "kernels": [], "observe": False, "expr": "", "expr_int": "",
-               "expr_uint": "", "expr_bool": "", "fill": "", "refuse": {}, "backward": "",
+               "expr_uint": "", "expr_bool": "", "fill": "", "refuse": {}, "grad": "", "writes": "",
                "symbol": "tensor_{dt}_{name}", "refuse_with": "TENDO_ERR_UNSUPPORTED", "exact": True,
                "values": True}
 KERNEL_FIELDS = {"name": str, "cpu": str, "signature": str, "cuda": str, "source": str, "cuda_body": str,
@@ -89,7 +90,8 @@ def load_fn(table, group, where):
             per_target=table["per_target"], sample=tuple(sorted(table["sample"].items())),
             overloads=tuple(sorted(table["overloads"].items())), call=table["call"], body=table["body"],
             kernels=tuple(table["kernels"]), observe=table["observe"], exprs=exprs, fill=table["fill"],
-            refuse=tuple(sorted(table["refuse"].items())), backward=table["backward"],
+            refuse=tuple(sorted(table["refuse"].items())), grad=_grad(table["grad"], where),
+            writes=table["writes"],
             test=tuple([table["test"]] if isinstance(table["test"], str) else table["test"]),
             symbol=table["symbol"], refuse_with=table["refuse_with"], exact=table["exact"],
             values=table["values"])
@@ -107,9 +109,23 @@ def load_fn(table, group, where):
             raise GenError(f"{where}: overloads: want {{ dtype = \"fn\" }} for other index dtypes")
     if any(p.kind == "ctensors" for p in params) and params[0].kind != "ctensors":
         raise GenError(f"{where}: a ctensors param must come first (the generic macro dispatches on its [0])")
+    if fn.writes and (fn.ret != "tendo_status" or
+                      not any(p.name == fn.writes and p.kind == "tensor" for p in params)):
+        raise GenError(f"{where}: writes '{fn.writes}': want a `tensor` param of that name and ret tendo_status")
     if "{to}" in fn.name and not fn.per_target:
         raise GenError(f"{where}: {{to}} in the name of a function that is not per_target")
     return fn
+
+
+def _grad(g, where):
+    """A `grad` field: {param: formula} (strings), "none" or ""."""
+    if isinstance(g, str):
+        if g not in ("", "none"):
+            raise GenError(f"{where}: grad: want {{ param = \"formula\" }} or \"none\"")
+        return g
+    if not all(isinstance(v, str) and v for v in g.values()):
+        raise GenError(f"{where}: grad: each formula is a nonempty string")
+    return dict(g)
 
 
 def load_kernel(table, where):
@@ -136,11 +152,12 @@ class Registry:
     """Every function, op and kernel of gen/registry/, in the order of
     their groups (files) and, within one, of their tables."""
 
-    def __init__(self, groups, fns, ops, kernels):
+    def __init__(self, groups, fns, ops, kernels, helpers=()):
         self.groups = groups      # group names, in order
         self.fns = fns            # every Fn
         self.ops = ops            # every op family entry
         self.kernels = kernels    # name -> Kernel
+        self.helpers = helpers    # the derivative formulas' helpers (tendogen/grad.py)
         self._uses_cache = {}
 
     @classmethod
@@ -148,14 +165,14 @@ class Registry:
         files = sorted(glob.glob(os.path.join(regdir, "*.toml")), key=_group_order)
         if not files:
             raise GenError(f"{regdir}: no registry files")
-        groups, fns, ops, kernels = [], [], [], {}
+        groups, fns, ops, kernels, helpers = [], [], [], {}, []
         for path in files:
             group = os.path.splitext(os.path.basename(path))[0]
             if not IDENT.match(group):
                 raise GenError(f"{path}: a group's name is a C identifier")
             with open(path, "rb") as f:
                 data = tomllib.load(f)
-            extra = set(data) - {"fn", "kernel", *OP_FIELDS}
+            extra = set(data) - {"fn", "kernel", "helper", *OP_FIELDS}
             if extra:
                 raise GenError(f"{path}: unknown table(s) {', '.join(sorted(extra))}")
             groups.append(group)
@@ -178,13 +195,15 @@ class Registry:
                 if isinstance(table.get("name"), str):
                     where += f" ({table['name']})"
                 fns.append(load_fn(table, group, where))
+            for i, table in enumerate(data.get("helper", [])):
+                helpers.append(load_helper(table, f"{path}: helper #{i + 1}"))
             for i, table in enumerate(data.get("kernel", [])):
                 where = f"{path}: kernel #{i + 1}"
                 k = load_kernel(table, where)
                 if k.name in kernels:
                     raise GenError(f"{where}: kernel '{k.name}' declared twice")
                 kernels[k.name] = k
-        reg = cls(groups, fns, ops, kernels)
+        reg = cls(groups, fns, ops, kernels, tuple(helpers))
         reg._validate(test_names)
         return reg
 
@@ -240,7 +259,7 @@ class Registry:
                 and RET_KINDS.get(fn.ret) in (None, *built)]
         keep = [dataclasses.replace(fn, overloads=tuple((d, f) for d, f in fn.overloads if d in built))
                 for fn in keep]
-        return Registry(self.groups, keep, self.ops, self.kernels)
+        return Registry(self.groups, keep, self.ops, self.kernels, self.helpers)
 
     def instances(self, dt, dtypes):
         """Every C function dtype dt has, in registry order."""

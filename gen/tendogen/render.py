@@ -12,6 +12,7 @@ import jinja2
 from . import GenError
 from .dtypes import accums_of, cast, cuda_elements
 from .fixtures import DATA_ELEMS, fixtures, sample_calls
+from .grad import Compiler, kind_of
 from .lines import LineMarkingLoader, add_line_directives
 from .model import expr_for, launcher_name
 from .ops import Op
@@ -52,7 +53,8 @@ def render(env, srcdir, out, reg, dtypes, all_dtypes, all_reg):
         done.add(key)
         return first
 
-    text = env.get_template(out.template).render(
+    g = grad_globals(r, ds, out.dt, by_name)
+    text = env.get_template(out.template).render(**g,
         out=out, dt=out.dt, acc=out.acc, group=out.group, part=out.part, source=out.source,
         dtypes=ds, accums=accums_of(ds), cuda_elements=cuda_elements(ds), reg=r, by_name=by_name,
         template=out.template, cast=cast, launcher=launcher_name, expr_for=expr_for,
@@ -63,6 +65,41 @@ def render(env, srcdir, out, reg, dtypes, all_dtypes, all_reg):
         # installed headers and docs: a user's compiler has no templates to point at
         return add_line_directives(text, None)
     return add_line_directives(text, lambda name: os.path.join(srcdir, name))
+
+
+def grad_globals(reg, dtypes, dt, by_name):
+    """What templates/api/entry.c.j2, its bodies and templates/api/grad.j2
+    ask about autograd, for dtype dt: which entry points are wrapped (and so
+    written by the bodies as static tendo__fwd_<name>), and their plans."""
+    comp = Compiler(reg, dtypes)
+    insts = {i.name_for(dt): i for i in reg.instances(dt, dtypes)} if dt is not None else {}
+
+    def kind(i):
+        return kind_of(i, dt, by_name)
+
+    def name(n):
+        i = insts[n]
+        return ("tendo__fwd_" if kind(i) else "") + i.c_name(dt)
+
+    def head(i, suffix=""):
+        h = i.head(dt, suffix)
+        return h if not kind(i) else "static " + h.replace(f"{i.c_name(dt)}(", f"tendo__fwd_{i.c_name(dt)}(", 1)
+
+    def wrapped(item):
+        if isinstance(item, Op):
+            return [insts[n] for n in (item.name, item.name + "_out", item.name + "_scalar")
+                    if n in insts and insts[n].fn.op is item and kind(insts[n])]
+        return [item] if kind(item) else []
+
+    def array_count(fn, pname):
+        if any(p.name == "ndim" and p.kind == "int" for p in fn.params):
+            return "ndim"
+        t = next(p for p in fn.params if p.is_tensor)
+        return f"((const tendo__tensor *)(const void *){t.name})->ndim"
+
+    return dict(grad_kind=kind, grad_plan=lambda i: comp.plan(i, dt), entry_head=head, entry_name=name,
+                entry_static=lambda n: "static " if kind(insts[n]) else "", wrapped_instances=wrapped,
+                array_count=array_count)
 
 
 def write_if_changed(path, text):

@@ -79,6 +79,12 @@ TENDO_API tendo_device tendo_cuda(int index);
 TENDO_API bool tendo_cuda_available(void);
 /* Number of usable CUDA devices (0 without CUDA). */
 TENDO_API int tendo_cuda_device_count(void);
+
+/* Autograd's grad mode for the calling thread (on until set off): off,
+ * nothing is recorded (torch.no_grad).  Returns the previous setting. */
+TENDO_API bool tendo_set_grad_enabled(bool on);
+/* The calling thread's grad mode. */
+TENDO_API bool tendo_is_grad_enabled(void);
 /* "cpu", "cuda:0", ...; the string is static or thread-local and stays
  * valid until at least 7 further calls from the same thread. */
 TENDO_API const char *tendo_device_str(tendo_device d);

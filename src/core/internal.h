@@ -72,6 +72,7 @@ struct tendo__storage {
     struct tendo__pool_block *block; /* ... and goes back to */
     tendo__release_fn release;       /* or: frees borrowed data (pool unused) */
     void *release_ctx;
+    atomic_uint_fast64_t version; /* writes so far (autograd's version counter) */
 };
 
 /* New storage of nbytes 64-byte aligned bytes on d, from d's pool, with one
@@ -98,6 +99,7 @@ typedef struct tendo__tensor {
     int64_t offset;                 /* in elements */
     int64_t numel;
     tendo__storage *storage;
+    struct tendo__grad_meta *ag;    /* autograd state (src/core/autograd.h); NULL: none */
 } tendo__tensor;
 
 /* ---- layout (src/core/layout.c): shapes and strides, no tensors ----------------- */

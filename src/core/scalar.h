@@ -182,4 +182,30 @@ static inline TENDO_HD int64_t tendo__remainder_i64(int64_t a, int64_t b)
 static inline TENDO_HD uint64_t tendo__floordiv_u64(uint64_t a, uint64_t b) { return b ? a / b : 0; }
 static inline TENDO_HD uint64_t tendo__remainder_u64(uint64_t a, uint64_t b) { return b ? a % b : 0; }
 
+/* The derivatives of the activations, times the incoming gradient g: what
+ * the fused backward ops gelu_backward, gelu_tanh_backward and
+ * silu_backward compute (PyTorch's formulas, in the compute type).  Written
+ * without cancellation for negative x: Phi(x) as erfc(-x/sqrt2)/2, and
+ * tanh's (1 + t) and (1 - t^2) through sigmoids of +-2u. */
+#define TENDO__ACT_GRAD(S, T) \
+    static inline TENDO_HD T tendo__gelu_grad##S(T g, T x) \
+    { \
+        T cdf = (T)0.5 * erfc##S(-x * (T)0.70710678118654752440); \
+        T pdf = exp##S((T)-0.5 * x * x) * (T)0.39894228040143267794; \
+        return g * (cdf + x * pdf); \
+    } \
+    static inline TENDO_HD T tendo__gelu_tanh_grad##S(T g, T x) \
+    { \
+        const T k = (T)0.79788456080286535588, c = (T)0.044715; \
+        T u = k * (x + c * x * x * x); \
+        T sp = tendo__sigmoid##S((T)2 * u), sm = tendo__sigmoid##S((T)-2 * u); \
+        return g * (sp + (T)2 * x * sp * sm * k * ((T)1 + (T)3 * c * x * x)); \
+    } \
+    static inline TENDO_HD T tendo__silu_grad##S(T g, T x) \
+    { \
+        T sg = tendo__sigmoid##S(x); \
+        return g * sg * ((T)1 + x * tendo__sigmoid##S(-x)); \
+    }
+TENDO__BOTH(TENDO__ACT_GRAD)
+
 #endif /* TENDO_SRC_SCALAR_H */

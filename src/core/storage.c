@@ -78,6 +78,7 @@ static tendo__storage *header_new(const char *op, void *data, size_t nbytes, ten
         return NULL;
     }
     atomic_init(&s->refs, 1);
+    atomic_init(&s->version, 0);
     s->data = data;
     s->nbytes = nbytes;
     s->device = d;

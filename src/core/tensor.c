@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/autograd.h"
 #include "core/device.h"
 #include "core/events.h"
 #include "core/internal.h"
@@ -93,6 +94,7 @@ void tendo__tensor_free(tendo__tensor *t)
     if (!t)
         return;
     tendo__emit_tensor(TENDO_EVENT_TENSOR_FREED, t);
+    tendo__grad_release(t);
     tendo__storage_release(t->storage);
     free(t);
 }

@@ -78,6 +78,8 @@ static void make_fixtures(tendo_dtype dt, tf_ctx *cpu, tf_ctx *gpu)
         gpu->fix[j] = tendo_tensor_to_device(cpu->fix[j], tendo_cuda(0));
         if (!gpu->fix[j])
             bail("cannot move fixture %s to cuda:0: %s", tf_fixtures[j].name, tendo_error_message(tendo_last_error()));
+        if (!tf_make_leaf(j, cpu->fix[j]) || !tf_make_leaf(j, gpu->fix[j]))
+            bail("cannot make fixture %s a leaf: %s", tf_fixtures[j].name, tendo_error_message(tendo_last_error()));
     }
 }
 

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/autograd.h"
 #include "core/internal.h"
 #include "fault-table.h"
 #include "tap.h"
@@ -252,10 +253,14 @@ static void part1(bool strided, tendo_device dev)
         if (f->dtype != cur) {
             for (int j = 0; j < TF_NFIX; j++)
                 tendo_tensor_free(x.fix[j]);
-            for (int j = 0; j < TF_NFIX; j++)
+            for (int j = 0; j < TF_NFIX; j++) {
                 x.fix[j] = (strided && !tf_fixtures[j].mutable_ ? make_strided_fixture : make_fixture)(
                     tf_fixtures[j].dtype ? tf_fixtures[j].dtype : f->dtype, tf_fixtures[j].ndim,
                     tf_fixtures[j].shape, (uint64_t)j + 1);
+                if (!tf_make_leaf(j, x.fix[j]))
+                    bail("cannot make fixture %s a leaf: %s", tf_fixtures[j].name,
+                         tendo_error_message(tendo_last_error()));
+            }
             cur = f->dtype;
         }
         sweep_fn(f, &x, label);
@@ -605,6 +610,42 @@ static void strays(char *out, size_t len)
         closedir(d);
 }
 
+/* A forward and backward pass through a small network (matmul, relu,
+ * layer_norm, log_softmax, a broadcast bias, a sum): a failed backward must
+ * leave the leaves' gradients exactly as they were. */
+static tensor_f32 *bw_w1, *bw_w2, *bw_bias;
+
+static bool seq_backward(void)
+{
+    tensor_f32 *leaves[3] = {bw_w1, bw_w2, bw_bias};
+    tensor_f32 *h = NULL, *r = NULL, *n = NULL, *o = NULL, *ob = NULL, *ls = NULL, *loss = NULL;
+    const tensor_f32 *x = tendo_as_f32(in_a);
+    snap before[3];
+    bool good = false, kept = true;
+
+    /* the gradients so far, read without allocating through tendo */
+    for (int i = 0; i < 3; i++) {
+        const tendo__tensor *g = ((const tendo__tensor *)(const void *)leaves[i])->ag->grad;
+        before[i] = g ? snapshot((const tendo_tensor *)(const void *)g) : (snap){0};
+    }
+    if ((h = CALL("matmul", tensor_matmul(x, bw_w1))) && (r = CALL("relu", tensor_relu(h))) &&
+        (n = CALL("layer_norm", tensor_layer_norm(r, NULL, NULL, 1e-5))) &&
+        (o = CALL("matmul", tensor_matmul(n, bw_w2))) && (ob = CALL("add", tensor_add(o, bw_bias))) &&
+        (ls = CALL("log_softmax", tensor_log_softmax(ob, -1))) && (loss = CALL("sum_all", tensor_sum_all(ls))))
+        good = CALL("backward", tensor_backward(loss, NULL)) == TENDO_OK;
+    for (int i = 0; i < 3; i++) {
+        const tendo__tensor *g = ((const tendo__tensor *)(const void *)leaves[i])->ag->grad;
+
+        if (!good)
+            kept = kept && (before[i].bytes ? g && same((const tendo_tensor *)(const void *)g, &before[i]) : !g);
+        free(before[i].bytes);
+    }
+    tensor_free(loss), tensor_free(ls), tensor_free(ob), tensor_free(o), tensor_free(n), tensor_free(r), tensor_free(h);
+    if (!kept)
+        return wrong("a failed backward changed a leaf's gradient");
+    return good;
+}
+
 typedef struct {
     const char *name;
     bool (*run)(void);
@@ -688,6 +729,7 @@ static void part2(void)
         {"erased alias, to_dtype, to_device", seq_erased, NULL},
         {"pool segments", seq_pool, NULL},
         {"matmul and attention on two OpenMP threads", seq_threads, NULL},
+        {"forward and backward through matmul, relu, layer_norm, log_softmax", seq_backward, NULL},
         {"on cuda:0: to device, add, matmul, split sum, new segment, back", seq_gpu, NULL},
     };
     const size_t nseqs = sizeof seqs / sizeof seqs[0] - (tendo_cuda_device_count() > 0 ? 0 : 1);
@@ -713,6 +755,12 @@ static void part2(void)
         bail("cannot write the old files: %s", tendo_error_message(tendo_last_error()));
     tendo_collection_free(c);
     tensor_free(old);
+    bw_w1 = tensor_f32_randn(2, (const int64_t[]){4, 5}, 11, tendo_cpu());
+    bw_w2 = tensor_f32_randn(2, (const int64_t[]){5, 3}, 12, tendo_cpu());
+    bw_bias = tensor_f32_randn(1, (const int64_t[]){3}, 13, tendo_cpu());
+    if (!bw_w1 || !bw_w2 || !bw_bias || tensor_set_requires_grad(bw_w1, true) != TENDO_OK ||
+        tensor_set_requires_grad(bw_w2, true) != TENDO_OK || tensor_set_requires_grad(bw_bias, true) != TENDO_OK)
+        bail("setup failed");
     for (size_t i = 0; i < nseqs; i++)
         sweep_seq(&seqs[i]);
     if (nseqs < sizeof seqs / sizeof seqs[0])
@@ -722,6 +770,7 @@ static void part2(void)
     rmdir(dir);
     tendo_tensor_free(in_a);
     tendo_tensor_free(in_b);
+    tensor_free(bw_w1), tensor_free(bw_w2), tensor_free(bw_bias);
 }
 
 int main(void)

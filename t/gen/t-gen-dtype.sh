@@ -64,6 +64,7 @@ kinds = ["float"]
 ret = "tensor"
 params = ["ctensor a", "int dim", "bool keepdim"]
 call = "{cpu:logsumexp}(op, a, dim, keepdim, {cuda:logsumexp})"
+grad = { a = "mul(expand_to(keep_dim(grad, @a, dim, keepdim), @a), exp(sub(a, expand_to(keep_dim(result, @a, dim, keepdim), @a))))" }
 exact = false
 test = "t-gen-dtype"
 doc = "log(sum(exp(a))) along dim, as max + log(sum(exp(a - max))), so that it never overflows; kept as size 1 when keepdim.  A new tensor the caller frees."

@@ -6,7 +6,7 @@
 # In a scratch copy of the source tree, configured for f32 (and i64 and
 # bool, which every build has) without CUDA:
 # adds a [[binary]] hypot2 (a * a + b * b) and a [[unary]] cube (a * a * a),
-# each with its ref, and nothing else; builds t/t-ops and expects it to pass
+# each with its ref and gradient (t-gen-grad.sh checks those), and nothing else; builds t/t-ops and expects it to pass
 # with hypot2 and cube among its tests.  Then changes only their exprs
 # (a * a + b, a * a), rebuilds, and expects t-ops to fail on exactly their
 # value checks.  Needs PYTHON and top_srcdir (make check exports them, and
@@ -16,18 +16,21 @@
 . "$top_srcdir/t/gen/scratch-tree.sh"
 echo "1..5"
 
-# Two new entries: name, expr and ref, nothing else.
+# Two new entries: name, expr, ref and gradient, nothing else.
 cat >>"$src/gen/registry/elementwise.toml" <<'EOF'
 
 [[binary]]
 name = "hypot2"
 expr = "a * a + b * b"
 ref = "a * a + b * b"
+grad = { a = "mul_scalar(mul(grad, a), 2)", b = "mul_scalar(mul(grad, b), 2)" }
+grad_scalar = "mul_scalar(mul(grad, a), 2)"
 
 [[unary]]
 name = "cube"
 expr = "a * a * a"
 ref = "a * a * a"
+grad = "mul(grad, mul_scalar(mul(a, a), 3))"
 EOF
 
 build() { # LOG: (re)builds t/t-ops in $build: the generator's outputs first (as
