@@ -1,0 +1,214 @@
+/* bench/bench-grad.c - autograd's cost: forward + backward of the models of
+ * t/interop/t-grad-torch.sh at bench sizes, attention's backward, and a
+ * small op with grad mode on.  bench/grad.py runs it beside PyTorch.
+ *
+ *   bench-grad THREADS
+ *
+ * Prints "case seconds" lines (the best of several runs) and, for
+ * attention, "case_peak bytes": the CPU pool's peak over one backward.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <tendo.h>
+
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *must(void *p, const char *what)
+{
+    if (!p) {
+        fprintf(stderr, "bench-grad: %s: %s\n", what, tendo_error_message(tendo_last_error()));
+        exit(1);
+    }
+    return p;
+}
+#define M(x) must((void *)(x), #x)
+
+static tensor_f32 *param(int ndim, const int64_t *shape, double scale, uint64_t seed)
+{
+    tensor_f32 *r = M(tensor_f32_randn(ndim, shape, seed, tendo_cpu()));
+    tensor_f32 *p = M(tensor_mul_scalar(r, scale));
+
+    tensor_free(r);
+    tensor_set_requires_grad(p, true);
+    return p;
+}
+
+/* The same models as t/drivers/grad-model.c, over generic handles, so that
+ * one body serves f32 and bf16: T is the tensor type. */
+#define MODELS(T, TO)                                                                                         \
+    static T *cast_##T(tensor_f32 *p)                                                                         \
+    {                                                                                                         \
+        bool was = tendo_set_grad_enabled(false);                                                             \
+        T *c = M(TO(p));                                                                                      \
+        tendo_set_grad_enabled(was);                                                                          \
+        tensor_set_requires_grad(c, true);                                                                    \
+        tensor_free(p);                                                                                       \
+        return c;                                                                                             \
+    }                                                                                                         \
+    static double mlp_##T(void)                                                                               \
+    {                                                                                                         \
+        const int64_t B = 128, I = 256, H = 512, O = 256;                                                     \
+        T *x = cast_##T(param(TENDO_SHAPE(B, I), 1, 1)), *y = cast_##T(param(TENDO_SHAPE(B, O), 1, 2));       \
+        T *w[3] = {cast_##T(param(TENDO_SHAPE(I, H), 0.06, 3)), cast_##T(param(TENDO_SHAPE(H, H), 0.04, 4)),  \
+                   cast_##T(param(TENDO_SHAPE(H, O), 0.04, 5))};                                              \
+        T *b[3] = {cast_##T(param(TENDO_SHAPE(H), 0.1, 6)), cast_##T(param(TENDO_SHAPE(H), 0.1, 7)),          \
+                   cast_##T(param(TENDO_SHAPE(O), 0.1, 8))};                                                  \
+        double best = 1e30;                                                                                   \
+                                                                                                              \
+        tensor_set_requires_grad(x, false);                                                                   \
+        tensor_set_requires_grad(y, false);                                                                   \
+        for (int r = 0; r < 12; r++) {                                                                        \
+            double t = now();                                                                                 \
+            T *h = M(tensor_matmul(x, w[0])), *hb = M(tensor_add(h, b[0])), *a = M(tensor_tanh(hb));          \
+            T *h2 = M(tensor_matmul(a, w[1])), *h2b = M(tensor_add(h2, b[1])), *a2 = M(tensor_gelu(h2b));     \
+            T *h3 = M(tensor_matmul(a2, w[2])), *o = M(tensor_add(h3, b[2])), *d = M(tensor_sub(o, y));       \
+            T *sq = M(tensor_mul(d, d)), *s = M(tensor_sum_all(sq));                                          \
+            T *loss = M(tensor_div_scalar(s, (double)(B * O)));                                               \
+            if (tensor_backward(loss, NULL) != TENDO_OK)                                                      \
+                must(NULL, "backward");                                                                       \
+            t = now() - t;                                                                                    \
+            best = r >= 2 && t < best ? t : best;                                                             \
+            tensor_free(h), tensor_free(hb), tensor_free(a), tensor_free(h2), tensor_free(h2b);               \
+            tensor_free(a2), tensor_free(h3), tensor_free(o), tensor_free(d), tensor_free(sq);                \
+            tensor_free(s), tensor_free(loss);                                                                \
+            for (int k = 0; k < 3; k++)                                                                       \
+                tensor_zero_grad(w[k]), tensor_zero_grad(b[k]);                                               \
+        }                                                                                                     \
+        for (int k = 0; k < 3; k++)                                                                           \
+            tensor_free(w[k]), tensor_free(b[k]);                                                             \
+        tensor_free(x), tensor_free(y);                                                                       \
+        return best;                                                                                          \
+    }                                                                                                         \
+    static T *heads_##T(const T *t, int64_t b, int64_t l, int64_t h, int64_t hd)                              \
+    {                                                                                                         \
+        T *r = M(tensor_reshape(t, TENDO_SHAPE(b, l, h, hd)));                                                \
+        T *p = M(tensor_transpose(r, 1, 2));                                                                  \
+        tensor_free(r);                                                                                       \
+        return p;                                                                                             \
+    }                                                                                                         \
+    static double block_##T(void)                                                                             \
+    {                                                                                                         \
+        const int64_t B = 4, L = 128, D = 256, HQ = 8, HKV = 4, HD = 32, FF = 688, V = 512;                   \
+        T *x = cast_##T(param(TENDO_SHAPE(B, L, D), 1, 1));                                                   \
+        T *an = cast_##T(param(TENDO_SHAPE(D), 0.1, 2)), *fn = cast_##T(param(TENDO_SHAPE(D), 0.1, 3));       \
+        T *wq = cast_##T(param(TENDO_SHAPE(D, HQ * HD), 0.06, 4)), *wk = cast_##T(param(TENDO_SHAPE(D, HKV * HD), 0.06, 5)); \
+        T *wv = cast_##T(param(TENDO_SHAPE(D, HKV * HD), 0.06, 6)), *wo = cast_##T(param(TENDO_SHAPE(HQ * HD, D), 0.06, 7)); \
+        T *wg = cast_##T(param(TENDO_SHAPE(D, FF), 0.06, 8)), *wu = cast_##T(param(TENDO_SHAPE(D, FF), 0.06, 9));  \
+        T *wd = cast_##T(param(TENDO_SHAPE(FF, D), 0.04, 10)), *head = cast_##T(param(TENDO_SHAPE(D, V), 0.06, 11)); \
+        T *ps[] = {an, fn, wq, wk, wv, wo, wg, wu, wd, head};                                                 \
+        tensor_i64 *pos = M(tensor_i64_arange(0, (double)L, 1, tendo_cpu()));                                 \
+        tensor_i64 *tg = M(tensor_i64_arange(0, (double)(B * L), 1, tendo_cpu()));                            \
+        tensor_i64 *tgm = M(tensor_remainder_scalar(tg, (double)V)), *tg2 = M(tensor_reshape(tgm, TENDO_SHAPE(B * L, 1))); \
+        double best = 1e30;                                                                                   \
+                                                                                                              \
+        tensor_set_requires_grad(x, false);                                                                   \
+        for (int r = 0; r < 8; r++) {                                                                         \
+            double t = now();                                                                                 \
+            T *h = M(tensor_rms_norm(x, an, 1e-6));                                                           \
+            T *q0 = M(tensor_matmul(h, wq)), *k0 = M(tensor_matmul(h, wk)), *v0 = M(tensor_matmul(h, wv));    \
+            T *q1 = heads_##T(q0, B, L, HQ, HD), *k1 = heads_##T(k0, B, L, HKV, HD), *v1 = heads_##T(v0, B, L, HKV, HD); \
+            T *q = M(tensor_rope(q1, pos, HD, 10000.0, false)), *k = M(tensor_rope(k1, pos, HD, 10000.0, false)); \
+            T *at = M(tensor_attention(q, k, v1, NULL, true, 0.0));                                           \
+            T *att = M(tensor_transpose(at, 1, 2)), *atm = M(tensor_reshape(att, TENDO_SHAPE(B, L, HQ * HD))); \
+            T *ao = M(tensor_matmul(atm, wo)), *x2 = M(tensor_add(x, ao)), *h2 = M(tensor_rms_norm(x2, fn, 1e-6)); \
+            T *g = M(tensor_matmul(h2, wg)), *sg = M(tensor_silu(g)), *u = M(tensor_matmul(h2, wu));          \
+            T *gu = M(tensor_mul(sg, u)), *f = M(tensor_matmul(gu, wd)), *x3 = M(tensor_add(x2, f));          \
+            T *lg = M(tensor_matmul(x3, head)), *lg2 = M(tensor_reshape(lg, TENDO_SHAPE(B * L, V)));          \
+            T *ls = M(tensor_log_softmax(lg2, -1)), *pk = M(tensor_gather(ls, 1, tg2));                       \
+            T *s = M(tensor_sum_all(pk)), *loss = M(tensor_mul_scalar(s, -1.0 / (double)(B * L)));            \
+            if (tensor_backward(loss, NULL) != TENDO_OK)                                                      \
+                must(NULL, "backward");                                                                       \
+            t = now() - t;                                                                                    \
+            best = r >= 2 && t < best ? t : best;                                                             \
+            T *tmp[] = {h, q0, k0, v0, q1, k1, v1, q, k, at, att, atm, ao, x2, h2, g, sg, u, gu, f, x3, lg,   \
+                        lg2, ls, pk, s, loss};                                                                \
+            for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)                                             \
+                tensor_free(tmp[i]);                                                                          \
+            for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)                                               \
+                tensor_zero_grad(ps[i]);                                                                      \
+        }                                                                                                     \
+        for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)                                                   \
+            tensor_free(ps[i]);                                                                               \
+        tensor_free(x), tensor_free(pos), tensor_free(tg), tensor_free(tgm), tensor_free(tg2);                \
+        return best;                                                                                          \
+    }
+
+static tensor_f32 *same_f32(tensor_f32 *p)
+{
+    return tensor_clone(p);
+}
+MODELS(tensor_f32, same_f32)
+MODELS(tensor_bf16, tensor_to_bf16)
+
+/* Attention's backward alone (forward excluded) at [1, 8, L, 64], causal,
+ * f32, and the pool's peak during it. */
+static void attention_bwd(int64_t L)
+{
+    tensor_f32 *q = param(TENDO_SHAPE(1, 8, L, 64), 1, 1), *k = param(TENDO_SHAPE(1, 8, L, 64), 1, 2);
+    tensor_f32 *v = param(TENDO_SHAPE(1, 8, L, 64), 1, 3), *w = param(TENDO_SHAPE(1, 8, L, 64), 1, 4);
+    double best = 1e30;
+    int64_t peak = 0;
+
+    tensor_set_requires_grad(w, false);
+    for (int r = 0; r < (L > 1024 ? 3 : 6); r++) {
+        tensor_f32 *o = M(tensor_attention(q, k, v, NULL, true, 0.0));
+        tendo_pool_stats s0 = tendo_pool_get_stats(tendo_cpu());
+        double t;
+
+        tendo_pool_reset_peak(tendo_cpu());
+        t = now();
+        if (tensor_backward(o, w) != TENDO_OK)
+            must(NULL, "backward");
+        t = now() - t;
+        best = r >= 1 && t < best ? t : best;
+        peak = tendo_pool_get_stats(tendo_cpu()).peak_bytes_in_use - s0.bytes_in_use;
+        tensor_free(o);
+        tensor_zero_grad(q), tensor_zero_grad(k), tensor_zero_grad(v);
+    }
+    printf("attention_bwd_%lld %.6f\n", (long long)L, best);
+    printf("attention_bwd_%lld_peak %lld\n", (long long)L, (long long)peak);
+    tensor_free(q), tensor_free(k), tensor_free(v), tensor_free(w);
+}
+
+/* A 1-element add_out with grad mode on (the default) and no input requiring grad. */
+static void small_op(void)
+{
+    tensor_f32 *a = M(tensor_f32_ones(TENDO_SHAPE(1), tendo_cpu())), *o = M(tensor_f32_empty(TENDO_SHAPE(1), tendo_cpu()));
+    double best = 1e30;
+
+    for (int r = 0; r < 10; r++) {
+        double t = now();
+        for (int i = 0; i < 100000; i++)
+            tensor_add_out(o, a, a);
+        t = (now() - t) / 100000;
+        best = t < best ? t : best;
+    }
+    printf("add_out_1_grad_mode_on %.9f\n", best);
+    tensor_free(a), tensor_free(o);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || atoi(argv[1]) < 1) {
+        fprintf(stderr, "usage: bench-grad THREADS\n");
+        return 2;
+    }
+    tendo_set_num_threads(atoi(argv[1]));
+    printf("mlp_f32 %.6f\n", mlp_tensor_f32());
+    printf("mlp_bf16 %.6f\n", mlp_tensor_bf16());
+    printf("block_f32 %.6f\n", block_tensor_f32());
+    printf("block_bf16 %.6f\n", block_tensor_bf16());
+    attention_bwd(512);
+    attention_bwd(2048);
+    small_op();
+    return 0;
+}
