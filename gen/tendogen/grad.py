@@ -156,7 +156,7 @@ class Compiler:
         for p in inputs:
             c, temps = self.compile(grads[p.name], inst, dt, params, p, where, used_saved, used_ctx)
             plan.formulas[p.name] = c
-            plan.ntemps = max(plan.ntemps, temps)
+            plan.ntemps += temps  # one scope holds every formula's temporaries
         for name, users in used_saved.items():
             if name == "result":
                 ctype = f"const {plan.res.tensor} *"

@@ -302,11 +302,16 @@ tendo__tensor *tendo__grad_take(tendo__grad_scope *s, const void *t)
     return (tendo__tensor *)x;
 }
 
-bool tendo__grad_scope_end(tendo__grad_scope *s, tendo__tensor **grad_in, int n)
+void tendo__grad_scope_flush(tendo__grad_scope *s)
 {
     for (int i = 0; i < s->n; i++)
         tendo__tensor_free(s->t[i]);
     s->n = 0;
+}
+
+bool tendo__grad_scope_end(tendo__grad_scope *s, tendo__tensor **grad_in, int n)
+{
+    tendo__grad_scope_flush(s);
     if (s->status == TENDO_OK)
         return true;
     for (int i = 0; i < n; i++) {
@@ -446,7 +451,8 @@ tendo_status tendo__backward(const char *op, const tendo__tensor *root, const te
     leaf_grad *lg = NULL;
     int nlg = 0, caplg = 0;
     tendo__tensor *seed = NULL;
-    tendo__tensor *gin[64];
+    tendo__tensor **gin = NULL;
+    int maxin = 1;
     tendo_status st = TENDO_OK;
     const tendo__grad_kit *kit;
     bool was;
@@ -506,6 +512,7 @@ tendo_status tendo__backward(const char *op, const tendo__tensor *root, const te
     for (int k = 0; k < nodes.n; k++) {
         tendo__node *n = nodes.v[k];
 
+        maxin = n->n_in > maxin ? n->n_in : maxin;
         for (int i = 0; i < n->n_in; i++) {
             tendo__node *m = n->next[i].node;
 
@@ -536,6 +543,11 @@ tendo_status tendo__backward(const char *op, const tendo__tensor *root, const te
         }
     }
 
+    gin = tendo__calloc((size_t)maxin, sizeof *gin);
+    if (!gin) {
+        st = tendo__fail(TENDO_ERR_OOM, op, "out of memory walking the record");
+        goto out;
+    }
     /* in topological order: a node runs when every edge into it has delivered */
     root->ag->fn->buf = seed;
     seed = NULL;
@@ -547,11 +559,6 @@ tendo_status tendo__backward(const char *op, const tendo__tensor *root, const te
         tendo__node *n = ready.v[--ready.n];
         int nin = n->n_in;
 
-        if (nin > (int)(sizeof gin / sizeof *gin)) {
-            st = tendo__fail(TENDO_ERR_INVALID_ARG, op, "%s has %d inputs, past backward's %d", n->op, nin,
-                             (int)(sizeof gin / sizeof *gin));
-            goto out;
-        }
         memset(gin, 0, (size_t)nin * sizeof *gin);
         if (!n->backward(n, n->buf, gin)) {
             st = tendo_error_status(tendo_last_error());
@@ -635,6 +642,7 @@ out:
     for (int i = 0; i < nlg; i++)
         tendo__tensor_free(lg[i].g);
     tendo__tensor_free(seed);
+    free(gin);
     free(lg);
     free(nodes.v);
     free(ready.v);

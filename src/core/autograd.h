@@ -170,6 +170,8 @@ void *tendo__grad_keep(tendo__grad_scope *s, void *t);
 /* Takes result t out of s: a tensor s holds is removed from it, one it does
  * not (grad itself, a saved tensor) becomes a new handle.  NULL on failure. */
 tendo__tensor *tendo__grad_take(tendo__grad_scope *s, const void *t);
+/* Frees the temporaries s holds, keeping its first failure. */
+void tendo__grad_scope_flush(tendo__grad_scope *s);
 /* Frees what s holds; true when nothing failed, else false with the first
  * failure as the thread's error and every grad_in[0..n) freed and NULLed. */
 bool tendo__grad_scope_end(tendo__grad_scope *s, tendo__tensor **grad_in, int n);

@@ -581,6 +581,30 @@ static void part2(void)
     tensor_free(z);
     tensor_free(v);
 
+    /* a function of many inputs: cat of 100 (one node, 100 edges) */
+    {
+        tensor_f32 *parts[100];
+        bool good = true;
+
+        for (int k = 0; k < 100; k++) {
+            parts[k] = vec(2, k);
+            tensor_set_requires_grad(parts[k], true);
+        }
+        y = tensor_cat((const tensor_f32 *const *)parts, 100, 0);
+        u = tensor_mul(y, y);
+        z = tensor_sum_all(u);
+        ok(z && tensor_backward(z, NULL) == TENDO_OK, "backward through cat of 100 tensors");
+        for (int k = 0; k < 100 && good; k++) {
+            g = tensor_grad(parts[k]);
+            good = g && at(g, 0) == 2.0 * k && at(g, 1) == 2.0 * (k + 1);
+            tensor_free(g);
+        }
+        ok(good, "each of the 100 gets d sum(x^2) = 2x");
+        for (int k = 0; k < 100; k++)
+            tensor_free(parts[k]);
+        tensor_free(z), tensor_free(u), tensor_free(y);
+    }
+
     /* the leaf freed before backward: the record keeps what it needs */
     u = vec(3, 1);
     tensor_set_requires_grad(u, true);
