@@ -147,7 +147,9 @@ static tensor_f32 *same_f32(tensor_f32 *p)
     return tensor_clone(p);
 }
 MODELS(tensor_f32, same_f32)
+#ifdef TENDO_HAVE_BF16
 MODELS(tensor_bf16, tensor_to_bf16)
+#endif
 
 /* Attention's backward alone (forward excluded) at [1, 8, L, 64], causal,
  * f32, and the pool's peak during it. */
@@ -204,9 +206,11 @@ int main(int argc, char **argv)
     }
     tendo_set_num_threads(atoi(argv[1]));
     printf("mlp_f32 %.6f\n", mlp_tensor_f32());
-    printf("mlp_bf16 %.6f\n", mlp_tensor_bf16());
     printf("block_f32 %.6f\n", block_tensor_f32());
+#ifdef TENDO_HAVE_BF16
+    printf("mlp_bf16 %.6f\n", mlp_tensor_bf16());
     printf("block_bf16 %.6f\n", block_tensor_bf16());
+#endif
     attention_bwd(512);
     attention_bwd(2048);
     small_op();

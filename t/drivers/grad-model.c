@@ -52,8 +52,15 @@ static tendo_tensor *leaf(const char *name)
     tendo_tensor *src = M(tendo_collection_get(in, name));
     tendo_tensor *t = M(tendo_tensor_to_dtype(src, dt));
 
-    if (dt == TENDO_F32 ? tensor_set_requires_grad(tendo_as_f32(t), true) != TENDO_OK
-                        : tensor_set_requires_grad(tendo_as_bf16(t), true) != TENDO_OK)
+    tendo_status st = TENDO_ERR_DTYPE;
+
+    if (dt == TENDO_F32)
+        st = tensor_set_requires_grad(tendo_as_f32(t), true);
+#ifdef TENDO_HAVE_BF16
+    else
+        st = tensor_set_requires_grad(tendo_as_bf16(t), true);
+#endif
+    if (st != TENDO_OK)
         die("set_requires_grad");
     params[nparams].name = name;
     params[nparams++].t = t;
@@ -159,13 +166,16 @@ int main(int argc, char **argv)
     }
     model = argv[1];
     dtname = argv[2];
-    dt = strcmp(dtname, "bf16") == 0 ? TENDO_BF16 : TENDO_F32;
-#ifndef TENDO_HAVE_BF16
-    if (dt == TENDO_BF16) {
+    if (strcmp(dtname, "bf16") == 0) {
+#ifdef TENDO_HAVE_BF16
+        dt = TENDO_BF16;
+#else
         fprintf(stderr, "grad-model: this build has no bf16\n");
         return 77;
-    }
 #endif
+    } else {
+        dt = TENDO_F32;
+    }
     in = M(tendo_safetensors_load_copy(argv[3], tendo_cpu()));
     out = M(tendo_collection_new());
     if (dt == TENDO_F32) {
