@@ -11,4 +11,14 @@
 #endif
 #endif
 
+/* TENDO_HD_NOINLINE: the same, kept out of line on the device, for a heavy
+ * helper that inlined would take a kernel past the register file. */
+#ifndef TENDO_HD_NOINLINE
+#ifdef __CUDACC__
+#define TENDO_HD_NOINLINE __host__ __device__ __noinline__
+#else
+#define TENDO_HD_NOINLINE inline
+#endif
+#endif
+
 #endif /* TENDO_SRC_HD_H */

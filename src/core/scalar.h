@@ -188,7 +188,7 @@ static inline TENDO_HD uint64_t tendo__remainder_u64(uint64_t a, uint64_t b) { r
  * without cancellation for negative x: Phi(x) as erfc(-x/sqrt2)/2, and
  * tanh's (1 + t) and (1 - t^2) through sigmoids of +-2u. */
 #define TENDO__ACT_GRAD(S, T) \
-    static inline TENDO_HD T tendo__gelu_grad##S(T g, T x) \
+    static TENDO_HD_NOINLINE T tendo__gelu_grad##S(T g, T x) /* erfc and exp: 70 registers inlined in f64 */ \
     { \
         T cdf = (T)0.5 * erfc##S(-x * (T)0.70710678118654752440); \
         T pdf = exp##S((T)-0.5 * x * x) * (T)0.39894228040143267794; \
