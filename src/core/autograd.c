@@ -144,7 +144,7 @@ bool tendo__node_save(tendo__node *n, int i, const tendo__tensor *t)
 {
     if (!t)
         return true;
-    n->saved[i] = tendo__tensor_view(n->op, t, t->ndim, t->shape, t->stride, t->offset);
+    n->saved[i] = tendo__tensor_alias(n->op, t);
     if (!n->saved[i])
         return false;
     n->saved_version[i] = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
@@ -233,8 +233,7 @@ tendo__tensor *tendo__grad_of(const char *op, const tendo__tensor *t)
                     t->ag->fn ? "it is not a leaf (only leaves keep theirs)" : "no backward has reached it yet");
         return NULL;
     }
-    return tendo__tensor_view(op, t->ag->grad, t->ag->grad->ndim, t->ag->grad->shape, t->ag->grad->stride,
-                              t->ag->grad->offset);
+    return tendo__tensor_alias(op, t->ag->grad);
 }
 
 void tendo__zero_grad(tendo__tensor *t)
@@ -251,7 +250,7 @@ tendo__tensor *tendo__detach(const char *op, const tendo__tensor *t)
 {
     if (!tendo__check_tensor(op, "t", t))
         return NULL;
-    return tendo__tensor_view(op, t, t->ndim, t->shape, t->stride, t->offset);
+    return tendo__tensor_alias(op, t);
 }
 
 /* ---- what derivative formulas use ------------------------------------------------------- */
@@ -296,7 +295,7 @@ tendo__tensor *tendo__grad_take(tendo__grad_scope *s, const void *t)
             s->t[i] = s->t[--s->n];
             return (tendo__tensor *)(void *)t;
         }
-    x = tendo__tensor_view("backward", x, x->ndim, x->shape, x->stride, x->offset);
+    x = tendo__tensor_alias("backward", x);
     if (!x)
         tendo__grad_keep(s, NULL);
     return (tendo__tensor *)x;
@@ -478,29 +477,21 @@ tendo_status tendo__backward(const char *op, const tendo__tensor *root, const te
     }
 
     was = tendo__set_grad_enabled(false);
-    seed = grad ? tendo__tensor_view(op, grad, grad->ndim, grad->shape, grad->stride, grad->offset)
+    seed = grad ? tendo__tensor_alias(op, grad)
                 : kit->full(root->ndim, root->shape, 1.0, root->storage->device);
     if (!seed) {
         st = tendo_error_status(tendo_last_error());
         goto out;
     }
     if (!root->ag->fn) { /* backward of a leaf: its gradient is grad */
-        leaf_grad x = {root->ag, seed};
+        tendo__tensor *g = seed;
 
         seed = NULL;
-        if (!stage_leaf(&x)) {
-            tendo__tensor_free(x.g);
+        if (!give_leaf(&lg, &nlg, &caplg, root->ag, g)) {
             st = tendo_error_status(tendo_last_error());
             goto out;
         }
-        lg = tendo__malloc(sizeof *lg);
-        if (!lg) {
-            tendo__tensor_free(x.g);
-            st = tendo__fail(TENDO_ERR_OOM, op, "out of memory");
-            goto out;
-        }
-        lg[nlg++] = x;
-        goto commit;
+        goto stage;
     }
 
     /* every node root reaches, and how many edges reach each */
@@ -593,13 +584,12 @@ tendo_status tendo__backward(const char *op, const tendo__tensor *root, const te
             }
         }
     }
+stage:
     for (int i = 0; i < nlg; i++)
         if (!stage_leaf(&lg[i])) {
             st = tendo_error_status(tendo_last_error());
             goto out;
         }
-
-commit:
     /* nothing below allocates: every sum is made */
     for (int i = 0; i < nlg; i++) {
         tendo__grad_meta *leaf = lg[i].leaf;

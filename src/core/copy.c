@@ -218,7 +218,7 @@ tendo__tensor *tendo__contiguous(const char *op, const tendo__tensor *t)
     if (!tendo__check_tensor(op, "t", t))
         return NULL;
     if (tendo__tensor_contiguous(t))
-        return tendo__tensor_view(op, t, t->ndim, t->shape, t->stride, t->offset);
+        return tendo__tensor_alias(op, t);
     return tendo__clone(op, t);
 }
 

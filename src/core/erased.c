@@ -48,7 +48,7 @@ tendo_tensor *tendo_tensor_alias(const tendo_tensor *t)
 
     if (!tendo__check_tensor(op, "t", c))
         return NULL;
-    return (tendo_tensor *)(void *)tendo__tensor_view(op, c, c->ndim, c->shape, c->stride, c->offset);
+    return (tendo_tensor *)(void *)tendo__tensor_alias(op, c);
 }
 
 tendo_tensor *tendo_tensor_to_dtype(const tendo_tensor *t, tendo_dtype to)

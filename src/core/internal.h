@@ -146,6 +146,9 @@ tendo__tensor *tendo__tensor_new(const char *op, tendo_dtype dtype, int ndim,
  * caller); NULL on out of memory. */
 tendo__tensor *tendo__tensor_view(const char *op, const tendo__tensor *t, int ndim,
                                   const int64_t *shape, const int64_t *stride, int64_t offset);
+/* A new handle on t's elements (same storage, shape, strides and offset),
+ * outside any autograd record; NULL (TENDO_ERR_OOM naming op) on failure. */
+tendo__tensor *tendo__tensor_alias(const char *op, const tendo__tensor *t);
 /* New handle over storage s (a new reference to it) with the given dtype,
  * shape, strides (NULL: row-major) and offset in elements, all validated by
  * the caller; NULL on out of memory. */

@@ -89,6 +89,11 @@ tendo__tensor *tendo__tensor_view(const char *op, const tendo__tensor *base, int
     return tendo__tensor_over(op, base->storage, base->dtype, ndim, shape, stride, offset);
 }
 
+tendo__tensor *tendo__tensor_alias(const char *op, const tendo__tensor *t)
+{
+    return tendo__tensor_view(op, t, t->ndim, t->shape, t->stride, t->offset);
+}
+
 void tendo__tensor_free(tendo__tensor *t)
 {
     if (!t)

@@ -249,7 +249,7 @@ tendo_status tendo_collection_add(tendo_collection *c, const char *name, const t
     if (json_object_get(c->index, name))
         return tendo__fail(TENDO_ERR_INVALID_ARG, op, "the collection already has a tensor named '%s'", name);
     /* a new handle on t's storage, its failure reported as this op's */
-    alias = tendo__tensor_view(op, src, src->ndim, src->shape, src->stride, src->offset);
+    alias = tendo__tensor_alias(op, src);
     if (!alias)
         return tendo_error_status(tendo_last_error());
     return tendo__collection_take(c, op, name, alias);
