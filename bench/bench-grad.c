@@ -1,6 +1,7 @@
 /* bench/bench-grad.c - autograd's cost: forward + backward of the models of
- * t/interop/t-grad-torch.sh at bench sizes, attention's backward, and a
- * small op with grad mode on.  bench/grad.py runs it beside PyTorch.
+ * t/interop/t-grad-torch.sh at bench sizes, and attention's backward.
+ * bench/grad.py runs it beside PyTorch.  (A small op's fixed cost, grad
+ * mode on as by default, is bench-kernels' add_out_1.)
  *
  *   bench-grad THREADS
  *
@@ -42,13 +43,17 @@ static tensor_f32 *param(int ndim, const int64_t *shape, double scale, uint64_t 
     return p;
 }
 
-/* The same models as t/drivers/grad-model.c, over generic handles, so that
- * one body serves f32 and bf16: T is the tensor type. */
+#include "grad-models.h"
+
+/* The models of t/lib/grad-models.h at bench sizes, for tensor type T (TO:
+ * the conversion of a new f32 parameter): the best time of forward + backward. */
 #define MODELS(T, TO)                                                                                         \
+    GRAD_MODELS(T)                                                                                            \
     static T *cast_##T(tensor_f32 *p)                                                                         \
     {                                                                                                         \
         bool was = tendo_set_grad_enabled(false);                                                             \
         T *c = M(TO(p));                                                                                      \
+                                                                                                              \
         tendo_set_grad_enabled(was);                                                                          \
         tensor_set_requires_grad(c, true);                                                                    \
         tensor_free(p);                                                                                       \
@@ -68,18 +73,13 @@ static tensor_f32 *param(int ndim, const int64_t *shape, double scale, uint64_t 
         tensor_set_requires_grad(y, false);                                                                   \
         for (int r = 0; r < 12; r++) {                                                                        \
             double t = now();                                                                                 \
-            T *h = M(tensor_matmul(x, w[0])), *hb = M(tensor_add(h, b[0])), *a = M(tensor_tanh(hb));          \
-            T *h2 = M(tensor_matmul(a, w[1])), *h2b = M(tensor_add(h2, b[1])), *a2 = M(tensor_gelu(h2b));     \
-            T *h3 = M(tensor_matmul(a2, w[2])), *o = M(tensor_add(h3, b[2])), *d = M(tensor_sub(o, y));       \
-            T *sq = M(tensor_mul(d, d)), *s = M(tensor_sum_all(sq));                                          \
-            T *loss = M(tensor_div_scalar(s, (double)(B * O)));                                               \
+            T *loss = mlp_loss_##T(x, y, w, b);                                                               \
+                                                                                                              \
             if (tensor_backward(loss, NULL) != TENDO_OK)                                                      \
                 must(NULL, "backward");                                                                       \
             t = now() - t;                                                                                    \
             best = r >= 2 && t < best ? t : best;                                                             \
-            tensor_free(h), tensor_free(hb), tensor_free(a), tensor_free(h2), tensor_free(h2b);               \
-            tensor_free(a2), tensor_free(h3), tensor_free(o), tensor_free(d), tensor_free(sq);                \
-            tensor_free(s), tensor_free(loss);                                                                \
+            tensor_free(loss);                                                                                \
             for (int k = 0; k < 3; k++)                                                                       \
                 tensor_zero_grad(w[k]), tensor_zero_grad(b[k]);                                               \
         }                                                                                                     \
@@ -88,57 +88,38 @@ static tensor_f32 *param(int ndim, const int64_t *shape, double scale, uint64_t 
         tensor_free(x), tensor_free(y);                                                                       \
         return best;                                                                                          \
     }                                                                                                         \
-    static T *heads_##T(const T *t, int64_t b, int64_t l, int64_t h, int64_t hd)                              \
-    {                                                                                                         \
-        T *r = M(tensor_reshape(t, TENDO_SHAPE(b, l, h, hd)));                                                \
-        T *p = M(tensor_transpose(r, 1, 2));                                                                  \
-        tensor_free(r);                                                                                       \
-        return p;                                                                                             \
-    }                                                                                                         \
     static double block_##T(void)                                                                             \
     {                                                                                                         \
         const int64_t B = 4, L = 128, D = 256, HQ = 8, HKV = 4, HD = 32, FF = 688, V = 512;                   \
-        T *x = cast_##T(param(TENDO_SHAPE(B, L, D), 1, 1));                                                   \
-        T *an = cast_##T(param(TENDO_SHAPE(D), 0.1, 2)), *fn = cast_##T(param(TENDO_SHAPE(D), 0.1, 3));       \
-        T *wq = cast_##T(param(TENDO_SHAPE(D, HQ * HD), 0.06, 4)), *wk = cast_##T(param(TENDO_SHAPE(D, HKV * HD), 0.06, 5)); \
-        T *wv = cast_##T(param(TENDO_SHAPE(D, HKV * HD), 0.06, 6)), *wo = cast_##T(param(TENDO_SHAPE(HQ * HD, D), 0.06, 7)); \
-        T *wg = cast_##T(param(TENDO_SHAPE(D, FF), 0.06, 8)), *wu = cast_##T(param(TENDO_SHAPE(D, FF), 0.06, 9));  \
-        T *wd = cast_##T(param(TENDO_SHAPE(FF, D), 0.04, 10)), *head = cast_##T(param(TENDO_SHAPE(D, V), 0.06, 11)); \
-        T *ps[] = {an, fn, wq, wk, wv, wo, wg, wu, wd, head};                                                 \
+        block_params_##T p = {cast_##T(param(TENDO_SHAPE(B, L, D), 1, 1)), cast_##T(param(TENDO_SHAPE(D), 0.1, 2)),  \
+                       cast_##T(param(TENDO_SHAPE(D, HQ * HD), 0.06, 4)),                                     \
+                       cast_##T(param(TENDO_SHAPE(D, HKV * HD), 0.06, 5)),                                    \
+                       cast_##T(param(TENDO_SHAPE(D, HKV * HD), 0.06, 6)),                                    \
+                       cast_##T(param(TENDO_SHAPE(HQ * HD, D), 0.06, 7)), cast_##T(param(TENDO_SHAPE(D), 0.1, 3)), \
+                       cast_##T(param(TENDO_SHAPE(D, FF), 0.06, 8)), cast_##T(param(TENDO_SHAPE(D, FF), 0.06, 9)), \
+                       cast_##T(param(TENDO_SHAPE(FF, D), 0.04, 10)), cast_##T(param(TENDO_SHAPE(D, V), 0.06, 11))}; \
+        T *ps[] = {p.x, p.attn_norm, p.wq, p.wk, p.wv, p.wo, p.ffn_norm, p.w_gate, p.w_up, p.w_down, p.lm_head}; \
         tensor_i64 *pos = M(tensor_i64_arange(0, (double)L, 1, tendo_cpu()));                                 \
         tensor_i64 *tg = M(tensor_i64_arange(0, (double)(B * L), 1, tendo_cpu()));                            \
         tensor_i64 *tgm = M(tensor_remainder_scalar(tg, (double)V)), *tg2 = M(tensor_reshape(tgm, TENDO_SHAPE(B * L, 1))); \
         double best = 1e30;                                                                                   \
                                                                                                               \
-        tensor_set_requires_grad(x, false);                                                                   \
+        tensor_set_requires_grad(p.x, false);                                                                 \
         for (int r = 0; r < 8; r++) {                                                                         \
             double t = now();                                                                                 \
-            T *h = M(tensor_rms_norm(x, an, 1e-6));                                                           \
-            T *q0 = M(tensor_matmul(h, wq)), *k0 = M(tensor_matmul(h, wk)), *v0 = M(tensor_matmul(h, wv));    \
-            T *q1 = heads_##T(q0, B, L, HQ, HD), *k1 = heads_##T(k0, B, L, HKV, HD), *v1 = heads_##T(v0, B, L, HKV, HD); \
-            T *q = M(tensor_rope(q1, pos, HD, 10000.0, false)), *k = M(tensor_rope(k1, pos, HD, 10000.0, false)); \
-            T *at = M(tensor_attention(q, k, v1, NULL, true, 0.0));                                           \
-            T *att = M(tensor_transpose(at, 1, 2)), *atm = M(tensor_reshape(att, TENDO_SHAPE(B, L, HQ * HD))); \
-            T *ao = M(tensor_matmul(atm, wo)), *x2 = M(tensor_add(x, ao)), *h2 = M(tensor_rms_norm(x2, fn, 1e-6)); \
-            T *g = M(tensor_matmul(h2, wg)), *sg = M(tensor_silu(g)), *u = M(tensor_matmul(h2, wu));          \
-            T *gu = M(tensor_mul(sg, u)), *f = M(tensor_matmul(gu, wd)), *x3 = M(tensor_add(x2, f));          \
-            T *lg = M(tensor_matmul(x3, head)), *lg2 = M(tensor_reshape(lg, TENDO_SHAPE(B * L, V)));          \
-            T *ls = M(tensor_log_softmax(lg2, -1)), *pk = M(tensor_gather(ls, 1, tg2));                       \
-            T *s = M(tensor_sum_all(pk)), *loss = M(tensor_mul_scalar(s, -1.0 / (double)(B * L)));            \
+            T *loss = block_loss_##T(&p, (int)HQ, (int)HKV, pos, tg2);                                        \
+                                                                                                              \
             if (tensor_backward(loss, NULL) != TENDO_OK)                                                      \
                 must(NULL, "backward");                                                                       \
             t = now() - t;                                                                                    \
             best = r >= 2 && t < best ? t : best;                                                             \
-            T *tmp[] = {h, q0, k0, v0, q1, k1, v1, q, k, at, att, atm, ao, x2, h2, g, sg, u, gu, f, x3, lg,   \
-                        lg2, ls, pk, s, loss};                                                                \
-            for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)                                             \
-                tensor_free(tmp[i]);                                                                          \
+            tensor_free(loss);                                                                                \
             for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)                                               \
                 tensor_zero_grad(ps[i]);                                                                      \
         }                                                                                                     \
         for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)                                                   \
             tensor_free(ps[i]);                                                                               \
-        tensor_free(x), tensor_free(pos), tensor_free(tg), tensor_free(tgm), tensor_free(tg2);                \
+        tensor_free(pos), tensor_free(tg), tensor_free(tgm), tensor_free(tg2);                                \
         return best;                                                                                          \
     }
 
@@ -181,23 +162,6 @@ static void attention_bwd(int64_t L)
     tensor_free(q), tensor_free(k), tensor_free(v), tensor_free(w);
 }
 
-/* A 1-element add_out with grad mode on (the default) and no input requiring grad. */
-static void small_op(void)
-{
-    tensor_f32 *a = M(tensor_f32_ones(TENDO_SHAPE(1), tendo_cpu())), *o = M(tensor_f32_empty(TENDO_SHAPE(1), tendo_cpu()));
-    double best = 1e30;
-
-    for (int r = 0; r < 10; r++) {
-        double t = now();
-        for (int i = 0; i < 100000; i++)
-            tensor_add_out(o, a, a);
-        t = (now() - t) / 100000;
-        best = t < best ? t : best;
-    }
-    printf("add_out_1_grad_mode_on %.9f\n", best);
-    tensor_free(a), tensor_free(o);
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2 || atoi(argv[1]) < 1) {
@@ -213,6 +177,5 @@ int main(int argc, char **argv)
 #endif
     attention_bwd(512);
     attention_bwd(2048);
-    small_op();
     return 0;
 }

@@ -3,8 +3,8 @@
 thread count: forward + backward of the MLP and the decoder block of
 bench/bench-grad.c (same sizes, f32 and bf16), attention's backward alone
 at L = 512 and 2048 (with tendo's peak pool bytes beside the O(L^2) a
-materialised score matrix would take), and a 1-element add_out with grad
-mode on.
+materialised score matrix would take).  A small op's fixed cost with grad
+mode on (the default) is `make bench-kernels`' add_out_1.
 
     python3 bench/grad.py [path/to/bench-grad] [THREADS...]
 
@@ -100,16 +100,6 @@ def attention_bwd(L):
     return min(times[1:])
 
 
-def add_out_1():
-    a, o = torch.ones(1), torch.empty(1)
-    n = 100000
-
-    def run():
-        for _ in range(n):
-            torch.add(a, a, out=o)
-    return best(run, 5, 1) / n
-
-
 def main():
     prog = sys.argv[1] if len(sys.argv) > 1 else "bench/bench-grad"
     threads = [int(t) for t in sys.argv[2:]] or [1, 2]
@@ -120,14 +110,12 @@ def main():
         torch.manual_seed(0)
         theirs = {"mlp_f32": mlp(torch.float32), "mlp_bf16": mlp(torch.bfloat16),
                   "block_f32": block(torch.float32), "block_bf16": block(torch.bfloat16),
-                  "attention_bwd_512": attention_bwd(512), "attention_bwd_2048": attention_bwd(2048),
-                  "add_out_1_grad_mode_on": add_out_1()}
+                  "attention_bwd_512": attention_bwd(512), "attention_bwd_2048": attention_bwd(2048)}
         print(f"== {th} thread{'s' if th > 1 else ''} (tendo / torch; lower is better)")
         for name, t in theirs.items():
             if name not in ours:  # a build without bf16
                 continue
-            unit, scale = ("ns", 1e9) if t < 1e-5 else ("ms", 1e3)
-            print(f"  {name:24s} tendo {ours[name] * scale:9.3f} {unit}  torch {t * scale:9.3f} {unit}  "
+            print(f"  {name:24s} tendo {ours[name] * 1e3:9.3f} ms  torch {t * 1e3:9.3f} ms  "
                   f"ratio {ours[name] / t:6.2f}")
         for L in (512, 2048):
             peak = ours[f"attention_bwd_{L}_peak"]

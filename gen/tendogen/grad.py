@@ -85,17 +85,13 @@ def input_params(fn):
     return [p for p in fn.params if p.is_tensor]
 
 
-def result_dtype(inst, dt, by_name):
-    return inst.ret_dtype(dt, by_name)
-
-
 def differentiable(inst, dt, by_name):
     """Whether inst of dt is a differentiable function: a float result of a
     float dtype from tensors of its own dtype, writing nothing."""
     fn = inst.fn
     if fn.writes or not dt.is_float or not input_params(fn):
         return False
-    rd = result_dtype(inst, dt, by_name)
+    rd = inst.ret_dtype(dt, by_name)
     return rd is not None and rd.is_float and inst.c_ret(dt).startswith("tensor_")
 
 
@@ -111,8 +107,6 @@ def kind_of(inst, dt, by_name):
 @dataclasses.dataclass
 class Plan:
     """What the record and the backward of one function of one dtype are."""
-    inst: object
-    dt: object
     res: object            # the result's Dtype
     inputs: list           # the input params (own-dtype tensors)
     formulas: dict         # input name -> C expression
@@ -150,7 +144,7 @@ class Compiler:
             raise GenError(f"{where}: grad: want a formula for each of {', '.join(p.name for p in inputs)}"
                            + (f" (none for {', '.join(missing)})" if missing else "")
                            + (f" (not params: {', '.join(sorted(extra))})" if extra else ""))
-        plan = Plan(inst, dt, result_dtype(inst, dt, self.by_name), inputs, {}, [], [])
+        plan = Plan(inst.ret_dtype(dt, self.by_name), inputs, {}, [], [])
         params = {p.name: p for p in fn.params}
         used_saved, used_ctx = {}, []
         for p in inputs:

@@ -67,67 +67,31 @@ static tendo_tensor *leaf(const char *name)
     return t;
 }
 
-/* The model, written once for f32 and bf16: T is the tensor type, and tensor_*
- * the generic calls. */
+#include "grad-models.h"
+
+/* The models of t/lib/grad-models.h on the inputs' leaves, for tensor type T
+ * (AS: the erased handle's view as T). */
 #define MODEL(T, AS)                                                                                          \
+    GRAD_MODELS(T)                                                                                            \
     static T *mlp_##T(void)                                                                                   \
     {                                                                                                         \
         T *x = AS(leaf("x")), *y = AS(leaf("target"));                                                        \
-        T *w1 = AS(leaf("w1")), *b1 = AS(leaf("b1")), *w2 = AS(leaf("w2")), *b2 = AS(leaf("b2"));             \
-        T *w3 = AS(leaf("w3")), *b3 = AS(leaf("b3"));                                                         \
-        T *h1 = M(tensor_matmul(x, w1)), *h1b = M(tensor_add(h1, b1)), *a1 = M(tensor_tanh(h1b));             \
-        T *h2 = M(tensor_matmul(a1, w2)), *h2b = M(tensor_add(h2, b2)), *a2 = M(tensor_gelu(h2b));            \
-        T *h3 = M(tensor_matmul(a2, w3)), *o = M(tensor_add(h3, b3)), *d = M(tensor_sub(o, y));               \
-        T *sq = M(tensor_mul(d, d)), *s = M(tensor_sum_all(sq));                                              \
-        T *loss = M(tensor_div_scalar(s, (double)tensor_numel(sq)));                                          \
+        T *w[3] = {AS(leaf("w1")), AS(leaf("w2")), AS(leaf("w3"))};                                           \
+        T *b[3] = {AS(leaf("b1")), AS(leaf("b2")), AS(leaf("b3"))};                                           \
                                                                                                               \
-        tensor_free(h1), tensor_free(h1b), tensor_free(a1), tensor_free(h2), tensor_free(h2b);                \
-        tensor_free(a2), tensor_free(h3), tensor_free(o), tensor_free(d), tensor_free(sq), tensor_free(s);    \
-        return loss;                                                                                          \
+        return mlp_loss_##T(x, y, w, b);                                                                      \
     }                                                                                                         \
-                                                                                                              \
-    /* [B, L, H*hd] -> [B, H, L, hd] */                                                                       \
-    static T *heads_##T(const T *t, int64_t b, int64_t l, int64_t h, int64_t hd)                              \
-    {                                                                                                         \
-        T *r = M(tensor_reshape(t, TENDO_SHAPE(b, l, h, hd)));                                                \
-        T *p = M(tensor_transpose(r, 1, 2));                                                                  \
-        tensor_free(r);                                                                                       \
-        return p;                                                                                             \
-    }                                                                                                         \
-                                                                                                              \
     static T *block_##T(int hq, int hkv)                                                                      \
     {                                                                                                         \
-        T *x = AS(leaf("x"));                                                                                 \
-        T *an = AS(leaf("attn_norm")), *wq = AS(leaf("wq")), *wk = AS(leaf("wk")), *wv = AS(leaf("wv"));      \
-        T *wo = AS(leaf("wo")), *fn = AS(leaf("ffn_norm")), *wg = AS(leaf("w_gate")), *wu = AS(leaf("w_up")); \
-        T *wd = AS(leaf("w_down")), *head = AS(leaf("lm_head"));                                              \
+        block_params_##T p = {AS(leaf("x")), AS(leaf("attn_norm")), AS(leaf("wq")), AS(leaf("wk")), AS(leaf("wv")),  \
+                       AS(leaf("wo")), AS(leaf("ffn_norm")), AS(leaf("w_gate")), AS(leaf("w_up")),            \
+                       AS(leaf("w_down")), AS(leaf("lm_head"))};                                              \
         const tensor_i64 *tg = M(tendo_as_i64(M(tendo_collection_get(in, "targets"))));                      \
-        int64_t b = tensor_shape(x)[0], l = tensor_shape(x)[1], dm = tensor_shape(x)[2];                       \
-        int64_t hd = tensor_shape(wq)[1] / hq, v = tensor_shape(head)[1];                                     \
-        tensor_i64 *pos = M(tensor_i64_arange(0, (double)l, 1, tendo_cpu()));                                 \
-        T *h = M(tensor_rms_norm(x, an, 1e-6));                                                               \
-        T *q0 = M(tensor_matmul(h, wq)), *k0 = M(tensor_matmul(h, wk)), *v0 = M(tensor_matmul(h, wv));        \
-        T *q1 = heads_##T(q0, b, l, hq, hd), *k1 = heads_##T(k0, b, l, hkv, hd);                              \
-        T *v1 = heads_##T(v0, b, l, hkv, hd);                                                                 \
-        T *q = M(tensor_rope(q1, pos, hd, 10000.0, false)), *k = M(tensor_rope(k1, pos, hd, 10000.0, false)); \
-        T *at = M(tensor_attention(q, k, v1, NULL, true, 0.0));                                               \
-        T *att = M(tensor_transpose(at, 1, 2)), *atm = M(tensor_reshape(att, TENDO_SHAPE(b, l, hq * hd)));    \
-        T *ao = M(tensor_matmul(atm, wo)), *x2 = M(tensor_add(x, ao));                                        \
-        T *h2 = M(tensor_rms_norm(x2, fn, 1e-6));                                                             \
-        T *g = M(tensor_matmul(h2, wg)), *sg = M(tensor_silu(g)), *u = M(tensor_matmul(h2, wu));              \
-        T *gu = M(tensor_mul(sg, u)), *f = M(tensor_matmul(gu, wd)), *x3 = M(tensor_add(x2, f));              \
-        T *lg = M(tensor_matmul(x3, head)), *lg2 = M(tensor_reshape(lg, TENDO_SHAPE(b * l, v)));              \
-        T *ls = M(tensor_log_softmax(lg2, -1));                                                               \
-        tensor_i64 *tg2 = M(tensor_reshape(tg, TENDO_SHAPE(b * l, 1)));                                       \
-        T *picked = M(tensor_gather(ls, 1, tg2)), *s = M(tensor_sum_all(picked));                             \
-        T *loss = M(tensor_mul_scalar(s, -1.0 / (double)(b * l)));                                            \
+        tensor_i64 *pos = M(tensor_i64_arange(0, (double)tensor_shape(p.x)[1], 1, tendo_cpu()));              \
+        tensor_i64 *tg2 = M(tensor_reshape(tg, TENDO_SHAPE(tensor_numel(tg), 1)));                            \
+        T *loss = block_loss_##T(&p, hq, hkv, pos, tg2);                                                      \
                                                                                                               \
-        (void)dm;                                                                                             \
-        tensor_free(pos), tensor_free(h), tensor_free(q0), tensor_free(k0), tensor_free(v0);                  \
-        tensor_free(q1), tensor_free(k1), tensor_free(v1), tensor_free(q), tensor_free(k), tensor_free(at);   \
-        tensor_free(att), tensor_free(atm), tensor_free(ao), tensor_free(x2), tensor_free(h2), tensor_free(g);\
-        tensor_free(sg), tensor_free(u), tensor_free(gu), tensor_free(f), tensor_free(x3), tensor_free(lg);   \
-        tensor_free(lg2), tensor_free(ls), tensor_free(tg2), tensor_free(picked), tensor_free(s);             \
+        tensor_free(pos), tensor_free(tg2);                                                                   \
         return loss;                                                                                          \
     }
 
