@@ -1,6 +1,6 @@
 /* kernels/rows.cuh - row-wise kernels over a tendo__cu_rows: reductions
- * (one [[reduction]] of gen/registry/reductions.toml each), softmax/log_softmax, layer_norm
- * and rms_norm, and argmax/argmin.
+ * (one [[reduction]] of gen/registry/reductions.toml each), softmax/log_softmax,
+ * layer_norm and rms_norm, their gradients, and argmax/argmin.
  *
  * Reductions pick one of three shapes of work (and split long rows into
  * chunks over two passes when there are too few of them to fill the GPU,
@@ -314,6 +314,33 @@ __global__ void tendo_softmax_rows(tendo__cu_rows r, int log, int cached)
     }
 }
 
+/* softmax's gradient y (g - sum(g y)) (log: log_softmax's g - exp(y)
+ * sum(g)), y the forward's result (operand 1), g its gradient (operand 2),
+ * a block per row. */
+template <typename T, typename I>
+__global__ void tendo_softmax_back_rows(tendo__cu_rows r, int log)
+{
+    typedef typename tendo_ct_<T>::C C;
+    __shared__ C sh[32];
+
+    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+        int64_t off[TENDO__CU_OPS];
+        tendo_offsets<I>(r.rows, (I)j, off);
+        const T *y = (const T *)r.rows.base[1] + off[1], *g = (const T *)r.rows.base[2] + off[2];
+        T *dx = (T *)r.rows.base[0] + off[0];
+        C s = 0;
+
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+            s += log ? (C)tendo_ld(g[k * r.in2_step])
+                     : (C)tendo_ld(g[k * r.in2_step]) * (C)tendo_ld(y[k * r.in_step]);
+        s = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+            C yk = tendo_ld(y[k * r.in_step]), gk = tendo_ld(g[k * r.in2_step]);
+            dx[k * r.out_step] = tendo_st<T>(log ? gk - tendo_exp(yk) * s : yk * (gk - s));
+        }
+    }
+}
+
 template <typename T, typename I>
 __global__ void tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
 {
@@ -354,6 +381,52 @@ __global__ void tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
     }
 }
 
+/* layer_norm's (rms: rms_norm's) gradient for the input: a (operand 1),
+ * g the gradient of the norm's result (operand 2), weight in c; with xhat
+ * = (a - mean) rstd and gw = g w, rstd (gw - mean(gw) - xhat mean(gw
+ * xhat)), rms without mean(gw).  A block per row, the statistics as
+ * tendo_norm_rows computes them. */
+template <typename T, typename I>
+__global__ void tendo_norm_back_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
+{
+    typedef typename tendo_ct_<T>::C C;
+    __shared__ C sh[32];
+    const T *w = (const T *)c.w;
+    const C n = (C)r.len;
+
+    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+        int64_t off[TENDO__CU_OPS];
+        tendo_offsets<I>(r.rows, (I)j, off);
+        const T *a = (const T *)r.rows.base[1] + off[1], *g = (const T *)r.rows.base[2] + off[2];
+        T *dx = (T *)r.rows.base[0] + off[0];
+        C mean = 0, s = 0, rstd, m1 = 0, m2 = 0;
+
+        if (!c.rms) {
+            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+                s += tendo_ld(a[k * r.in_step]);
+            mean = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh) / n;
+            s = 0;
+        }
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+            C d = (C)tendo_ld(a[k * r.in_step]) - mean;
+            s += d * d;
+        }
+        rstd = (C)1 / tendo_sqrt(tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh) / n + (C)c.eps);
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+            C gw = (C)tendo_ld(g[k * r.in2_step]) * (w ? (C)tendo_ld(w[k * c.w_stride]) : (C)1);
+            m1 += gw;
+            m2 += gw * ((C)tendo_ld(a[k * r.in_step]) - mean) * rstd;
+        }
+        m1 = c.rms ? (C)0 : tendo_block_reduce(m1, tendo_fold_sum(), (C)0, sh) / n;
+        m2 = tendo_block_reduce(m2, tendo_fold_sum(), (C)0, sh) / n;
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+            C gw = (C)tendo_ld(g[k * r.in2_step]) * (w ? (C)tendo_ld(w[k * c.w_stride]) : (C)1);
+            C xh = ((C)tendo_ld(a[k * r.in_step]) - mean) * rstd;
+            dx[k * r.out_step] = tendo_st<T>(rstd * (gw - m1 - xh * m2));
+        }
+    }
+}
+
 template <typename T>
 static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
 {
@@ -369,6 +442,17 @@ static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
 }
 
 template <typename T>
+static int tendo_softmax_back_launch(const tendo__cu_rows *r, int log)
+{
+    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+
+    if (r->rows.numel == 0)
+        return 0;
+    TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_softmax_back_rows<T, int64_t>)(*r, log);
+    return tendo_launched();
+}
+
+template <typename T>
 static int tendo_norm_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *c)
 {
     typedef typename tendo_ct_<T>::C C;
@@ -378,6 +462,17 @@ static int tendo_norm_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *
     if (r->rows.numel == 0)
         return 0;
     TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t>)(*r, *c);
+    return tendo_launched();
+}
+
+template <typename T>
+static int tendo_norm_back_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *c)
+{
+    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+
+    if (r->rows.numel == 0)
+        return 0;
+    TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_norm_back_rows<T, int64_t>)(*r, *c);
     return tendo_launched();
 }
 

@@ -5,7 +5,11 @@ from tensors of that dtype) gives, per tensor param, its gradient as a C
 expression written in tendo's own functions, like PyTorch's
 derivatives.yaml: `grad` is the gradient of the result, `result` the
 result, a param's name its value (a saved tensor, or a scalar of the call),
-`i` the element of a ctensors param.  A call `f(...)` is the function f of
+`i` the element of a ctensors param.  A key naming several params
+("q, k, v") gives them one joint formula, a call of a helper that returns
+"tensors": it computes every wanted gradient of the group in one pass
+(a fused backward kernel) and is told which are wanted, as PyTorch's
+grad_input_mask does.  A call `f(...)` is the function f of
 the dtype being generated (a name of gen/registry/), `X.f(...)` the
 function f of dtype X ({dt} and {to} are filled in), and the helpers of
 gen/registry/autograd.toml's [[helper]] tables take the place of what
@@ -29,7 +33,7 @@ from .model import FIXED_TENSOR_KINDS
 
 CALL = re.compile(r"(?:([A-Za-z_{}][\w{}]*)\.)?([A-Za-z_][\w{}]*)\s*\(")
 # identifiers a formula may use besides its names: C's
-C_NAMES = {"true", "false", "NAN", "INFINITY", "double", "int64_t",
+C_NAMES = {"true", "false", "NAN", "INFINITY", "NULL", "double", "int64_t",
            "node"}
 # pointer params a node copies into its ctx: kind -> element type
 POINTER_PARAMS = {"const int *": "int", "const int64_t *": "int64_t"}
@@ -38,7 +42,7 @@ POINTER_PARAMS = {"const int *": "int", "const int64_t *": "int64_t"}
 @dataclasses.dataclass(frozen=True)
 class Helper:
     name: str
-    ret: str       # "tensor" (of the dtype) or a C type
+    ret: str       # "tensor" (of the dtype), "tensors" (a joint formula's) or a C type
     params: tuple  # (kind, name): kinds of model.PARAM_KINDS, C types, or "input"
     doc: str
 
@@ -46,6 +50,8 @@ class Helper:
         return f"tendo__grad_{self.name}_{dt.name}"
 
     def c_ret(self, dt):
+        if self.ret == "tensors":  # true, or false with the error set
+            return "bool"
         return f"{dt.tensor} *" if self.ret == "tensor" else self.ret
 
     def c_params(self, dt):
@@ -59,6 +65,8 @@ class Helper:
                 out.append(f"const tensor_{FIXED_TENSOR_KINDS[kind]} *{name}")
             else:
                 out.append(f"{kind}{'' if kind.endswith('*') else ' '}{name}")
+        if self.ret == "tensors":  # which of the group are wanted, and where each goes
+            out += ["const bool *want", f"{dt.tensor} **got"]
         return ", ".join(out)
 
     def decl(self, dt):
@@ -105,11 +113,22 @@ def kind_of(inst, dt, by_name):
 
 
 @dataclasses.dataclass
+@dataclasses.dataclass
+class Group:
+    """The inputs one formula gives: one, or several (joint)."""
+    names: list            # input names
+    index: list            # their input indices
+    c: str                 # the C expression (joint: a bool call filling want_/got_)
+    joint: bool
+
+
+@dataclasses.dataclass
 class Plan:
     """What the record and the backward of one function of one dtype are."""
     res: object            # the result's Dtype
     inputs: list           # the input params (own-dtype tensors)
-    formulas: dict         # input name -> C expression
+    formulas: dict         # input name -> C expression (of a single formula)
+    groups: list           # Group of each formula, in the order of their first input
     saved: list            # (name, C type, the inputs whose formulas use it)
     ctx: list              # (C declaration, param name, how it is filled)
     ntemps: int = 0
@@ -138,19 +157,34 @@ class Compiler:
             raise GenError(f"{where}: no derivative: give grad = {{ param = \"formula\" }} "
                            "for its tensor params, or grad = \"none\"")
         inputs = input_params(fn)
-        missing = [p.name for p in inputs if p.name not in grads]
-        extra = set(grads) - {p.name for p in inputs}
-        if missing or extra:
-            raise GenError(f"{where}: grad: want a formula for each of {', '.join(p.name for p in inputs)}"
+        names = [p.name for p in inputs]
+        keys = {k: [n.strip() for n in k.split(",")] for k in grads}
+        given = [n for ns in keys.values() for n in ns]
+        missing = [n for n in names if n not in given]
+        extra = set(given) - set(names)
+        twice = sorted({n for n in given if given.count(n) > 1})
+        if missing or extra or twice:
+            raise GenError(f"{where}: grad: want a formula for each of {', '.join(names)}"
                            + (f" (none for {', '.join(missing)})" if missing else "")
-                           + (f" (not params: {', '.join(sorted(extra))})" if extra else ""))
-        plan = Plan(inst.ret_dtype(dt, self.by_name), inputs, {}, [], [])
+                           + (f" (not params: {', '.join(sorted(extra))})" if extra else "")
+                           + (f" (more than one for {', '.join(twice)})" if twice else ""))
+        plan = Plan(inst.ret_dtype(dt, self.by_name), inputs, {}, [], [], [])
         params = {p.name: p for p in fn.params}
         used_saved, used_ctx = {}, []
-        for p in inputs:
-            c, temps = self.compile(grads[p.name], inst, dt, params, p, where, used_saved, used_ctx)
-            plan.formulas[p.name] = c
-            plan.ntemps += temps  # one scope holds every formula's temporaries
+        for key, group in sorted(keys.items(), key=lambda kv: names.index(kv[1][0])):
+            first = params[group[0]]
+            joint = self._joint_helper(grads[key], where)
+            if (len(group) > 1) != (joint is not None):
+                raise GenError(f"{where}: grad: {key!r} wants " + (
+                    "one call of a helper returning \"tensors\"" if len(group) > 1 else
+                    "a tensor: a helper returning \"tensors\" gives a joint formula (\"a, b\" = ...)"))
+            c, temps = self.compile(grads[key], inst, dt, params, first, where, used_saved, used_ctx, group)
+            if joint:
+                c = c[:-1] + ", want_, got_)"
+            else:
+                plan.formulas[group[0]] = c
+            plan.groups.append(Group(group, [names.index(n) for n in group], c, bool(joint)))
+            plan.ntemps += temps + len(group)  # one scope holds every formula's temporaries
         for name, users in used_saved.items():
             if name == "result":
                 ctype = f"const {plan.res.tensor} *"
@@ -168,8 +202,29 @@ class Compiler:
             raise GenError(f"{where}: a formula makes {plan.ntemps} tensors, past the scope's 40")
         return plan
 
-    def compile(self, formula, inst, dt, params, input_p, where, used_saved, used_ctx):
-        """The C expression of one formula, and how many tensors it makes."""
+    def _joint_helper(self, formula, where):
+        """The "tensors" helper a joint formula calls (the whole formula is
+        one call of it), or None; such a helper anywhere else is an error."""
+        m = re.match(r"\s*([A-Za-z_]\w*)\s*\(", formula)
+        h = self.helpers.get(m.group(1)) if m else None
+        if h is not None and h.ret == "tensors":
+            depth = 0
+            for j in range(m.end() - 1, len(formula)):
+                depth += {"(": 1, ")": -1}.get(formula[j], 0)
+                if depth == 0:
+                    break
+            if formula[j + 1:].strip():
+                raise GenError(f"{where}: {h.name}(...) must be the whole formula")
+            return h
+        for m in CALL.finditer(formula):
+            h = self.helpers.get(m.group(2))
+            if m.group(1) is None and h is not None and h.ret == "tensors":
+                raise GenError(f"{where}: {h.name}(...) must be the whole formula")
+        return None
+
+    def compile(self, formula, inst, dt, params, input_p, where, used_saved, used_ctx, users=None):
+        """The C expression of one formula (for the inputs users, default
+        input_p alone), and how many tensors it makes."""
         to = inst.to
         f = formula.replace("{dt}", dt.name)
         if to is not None:
@@ -178,12 +233,12 @@ class Compiler:
             raise GenError(f"{where}: {{to}} in the formula of a function that is not per_target")
         res, last, temps = [], 0, 0
         for m in CALL.finditer(f):
-            res.append(self._names(f[last:m.start()], dt, params, input_p, where, used_saved, used_ctx))
+            res.append(self._names(f[last:m.start()], dt, params, input_p, where, used_saved, used_ctx, users))
             call, is_tensor = self._call(m.group(1), m.group(2), dt, where)
             res.append(call)
             temps += is_tensor
             last = m.end()
-        res.append(self._names(f[last:], dt, params, input_p, where, used_saved, used_ctx))
+        res.append(self._names(f[last:], dt, params, input_p, where, used_saved, used_ctx, users))
         return re.sub(r"@(\d+)", r"\1", self._close_keeps("".join(res))), temps
 
     def _call(self, dname, name, dt, where):
@@ -224,13 +279,15 @@ class Compiler:
             c = c[:i] + "(" + c[i + 1:j + 1] + "))" + c[j + 1:]
         return c
 
-    def _names(self, text, dt, params, input_p, where, used_saved, used_ctx):
+    def _names(self, text, dt, params, input_p, where, used_saved, used_ctx, users=None):
+        users = users or [input_p.name]
+
         def sub(m):
             w = m.group()
             if w == "grad":
                 return "grad"
             if w == "result":
-                used_saved.setdefault("result", []).append(input_p.name)
+                used_saved.setdefault("result", []).extend(users)
                 return "result"
             if w == "i":
                 if input_p.kind != "ctensors":
@@ -246,7 +303,7 @@ class Compiler:
                     raise GenError(f"{where}: a ctensors param's values cannot be saved; use helpers")
                 if self._as_input(text, m.start()):
                     return str(self._input_index(params, p, where))
-                used_saved.setdefault(w, []).append(input_p.name)
+                used_saved.setdefault(w, []).extend(users)
                 return w
             used_ctx.append(w)
             return f"c->{w}"

@@ -49,12 +49,30 @@ typedef struct {
     void *out;
 } tendo__cu_attn;
 
+/* attention's gradients (flash attention's backward, no Lq x Lk scores):
+ * a, as the forward's, with out unused, plus the forward's result o and
+ * its gradient dout ([batch, hq, lq, dv], dense, the compute type); dq,
+ * dk, dv receive the gradients (dense, q's, k's, v's shape; dk and dv
+ * both or neither), lse and dd 2 x batch*hq*lq values of scratch.  The
+ * query side runs a.bq queries a block against a.bk keys at a time, the
+ * key side bq2 queries against bk2 keys (tendo__cu_attention_back_tiles). */
+typedef struct {
+    tendo__cu_attn a;
+    int bq2, bk2;
+    const void *o, *dout;
+    void *dq, *dk, *dv, *lse, *dd;
+} tendo__cu_attn_back;
+
 int tendo__cu_rope_run(const tendo__cu_rope *r, int dbl);
 /* Picks a->bq and a->bk for a->d and a->dv so that a block's tiles fit the
  * shared memory every GPU (and the simulator) gives; 0 when even one query
  * and one key do not fit (D too large), else 1. */
 int tendo__cu_attention_tiles(tendo__cu_attn *a, int dbl);
 int tendo__cu_attention_run(const tendo__cu_attn *a, int dbl);
+/* The tiles of attention's backward, as tendo__cu_attention_tiles; 0 when
+ * D is too large. */
+int tendo__cu_attention_back_tiles(tendo__cu_attn_back *b, int dbl);
+int tendo__cu_attention_back_run(const tendo__cu_attn_back *b, int dbl);
 
 #ifdef __cplusplus
 }

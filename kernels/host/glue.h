@@ -49,10 +49,11 @@ bool tendo__cuda_end(const tendo__tensor *const *ts, int n, bool ok);
 bool tendo__cuda_loop(const char *op, const tendo__iter *it, const tendo__tensor *const *ts,
                       tendo__cu_loop_fn fn, const void *ctx);
 /* Runs fn over rows: `starts` iterates the row starts (operand 0 the
- * output's, 1 the input's); extra tensors (norm weights) are noted as used. */
+ * output's, 1 the input's, 2 a second input's); extra tensors (norm
+ * weights) are noted as used. */
 bool tendo__cuda_rows(const char *op, const tendo__iter *starts, int64_t len, int64_t in_step,
-                      int64_t out_step, const tendo__tensor *const *ts, int nts, tendo__cu_rows_fn fn,
-                      const void *ctx);
+                      int64_t in2_step, int64_t out_step, const tendo__tensor *const *ts, int nts,
+                      tendo__cu_rows_fn fn, const void *ctx);
 /* out (dense, same device and dtype) = in, any strides. */
 bool tendo__cuda_copy(const char *op, tendo__tensor *out, const tendo__tensor *in);
 /* Fills the dense t through the Philox launcher fn (see core/device.h). */
@@ -80,11 +81,14 @@ bool tendo__cuda_index(const char *op, const tendo__cu_index *w, const tendo__te
 bool tendo__cuda_tri_zero(const char *op, tendo__tensor *t, int64_t k, bool upper);
 /* numpy.matmul through cuBLAS (kernels/host/blas.c). */
 tendo__tensor *tendo__cuda_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b);
-/* rope and attention with checked arguments (kernels/host/transformer.c). */
+/* rope, attention and its gradients with checked arguments (kernels/host/transformer.c). */
 tendo__tensor *tendo__cuda_rope(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot,
                                 double base, bool interleaved);
 tendo__tensor *tendo__cuda_attention(const char *op, const struct tendo__attn *a, const tendo__tensor *q,
                                      const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask);
-
+bool tendo__cuda_attention_backward(const char *op, const struct tendo__attn *a, const tendo__tensor *q,
+                                    const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask,
+                                    const tendo__tensor *out, const tendo__tensor *dout, const bool want[3],
+                                    tendo__tensor *grads[3]);
 
 #endif /* TENDO_SRC_CUDA_GLUE_H */

@@ -430,8 +430,8 @@ bool tendo__cuda_loop(const char *op, const tendo__iter *it, const tendo__tensor
 }
 
 bool tendo__cuda_rows(const char *op, const tendo__iter *starts, int64_t len, int64_t in_step,
-                      int64_t out_step, const tendo__tensor *const *ts, int nts, tendo__cu_rows_fn fn,
-                      const void *ctx)
+                      int64_t in2_step, int64_t out_step, const tendo__tensor *const *ts, int nts,
+                      tendo__cu_rows_fn fn, const void *ctx)
 {
     tendo__cu_rows r;
 
@@ -444,6 +444,7 @@ bool tendo__cuda_rows(const char *op, const tendo__iter *starts, int64_t len, in
     to_cu_iter(starts, &r.rows);
     r.len = len;
     r.in_step = in_step;
+    r.in2_step = in2_step;
     r.out_step = out_step;
     return tendo__cuda_end(ts, nts, tendo__cuda_ok(op, fn(&r, ctx)));
 }
@@ -762,9 +763,9 @@ GUARDED(bool, loop,
          const void *ctx),
         (op, it, ts, fn, ctx))
 GUARDED(bool, rows,
-        (const char *op, const tendo__iter *starts, int64_t len, int64_t in_step, int64_t out_step,
-         const tendo__tensor *const *ts, int nts, tendo__cu_rows_fn fn, const void *ctx),
-        (op, starts, len, in_step, out_step, ts, nts, fn, ctx))
+        (const char *op, const tendo__iter *starts, int64_t len, int64_t in_step, int64_t in2_step,
+         int64_t out_step, const tendo__tensor *const *ts, int nts, tendo__cu_rows_fn fn, const void *ctx),
+        (op, starts, len, in_step, in2_step, out_step, ts, nts, fn, ctx))
 GUARDED(bool, index,
         (const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts,
          tendo__cu_scatter_add_fn add),
@@ -779,6 +780,11 @@ GUARDED(tendo__tensor *, attention,
         (const char *op, const struct tendo__attn *a, const tendo__tensor *q, const tendo__tensor *k,
          const tendo__tensor *v, const tendo__tensor *mask),
         (op, a, q, k, v, mask))
+GUARDED(bool, attention_backward,
+        (const char *op, const struct tendo__attn *a, const tendo__tensor *q, const tendo__tensor *k,
+         const tendo__tensor *v, const tendo__tensor *mask, const tendo__tensor *out, const tendo__tensor *dout,
+         const bool want[3], tendo__tensor *grads[3]),
+        (op, a, q, k, v, mask, out, dout, want, grads))
 
 const tendo__device_ops tendo__cuda_device = {
     .built = true,
@@ -800,4 +806,5 @@ const tendo__device_ops tendo__cuda_device = {
     .matmul = guarded_matmul,
     .rope = guarded_rope,
     .attention = guarded_attention,
+    .attention_backward = guarded_attention_backward,
 };

@@ -120,34 +120,61 @@ static void dense_mask_strides(const tendo__attn *a, const tendo__tensor *M, ten
     k->mask_k = stride[a->nlead + 2];
 }
 
+/* The kernels' view of the checked problem a (no operands yet). */
+static void fill_attn(const tendo__attn *a, tendo__cu_attn *c)
+{
+    c->batch = a->batch;
+    c->hq = a->hq;
+    c->hkv = a->hkv;
+    c->lq = a->lq;
+    c->lk = a->lk;
+    c->d = a->d;
+    c->dv = a->dv;
+    c->causal = a->causal;
+    c->nlead = a->nlead;
+    c->scale = a->scale;
+    for (int d = 0; d < a->nlead; d++) {
+        c->lead[d] = a->lead[d];
+        c->mask_lead[d] = a->mask_lead[d];
+    }
+    c->mask_h = a->mask_h;
+    c->mask_q = a->mask_q;
+    c->mask_k = a->mask_k;
+}
+
+/* The kernels' operands q, k, v (and the mask, read in place when it has
+ * the compute type ct) in c, from dense compute-type copies made into
+ * dense[0..3) (dense[3]: the mask's, or NULL); false with the error set. */
+static bool attn_operands(const char *op, const tendo__attn *a, const tendo__tensor *q, const tendo__tensor *k,
+                          const tendo__tensor *v, const tendo__tensor *mask, tendo_dtype ct, tendo__tensor *dense[4],
+                          tendo__cu_attn *c)
+{
+    if (!(dense[0] = dense_as(op, q, ct)) || !(dense[1] = dense_as(op, k, ct)) || !(dense[2] = dense_as(op, v, ct)))
+        return false;
+    if (mask && mask->dtype != ct) {
+        if (!(dense[3] = dense_as(op, mask, ct)))
+            return false;
+        dense_mask_strides(a, dense[3], c);
+    }
+    c->q = tendo__tensor_data(dense[0]);
+    c->k = tendo__tensor_data(dense[1]);
+    c->v = tendo__tensor_data(dense[2]);
+    c->mask = dense[3] ? tendo__tensor_data(dense[3]) : mask ? tendo__tensor_data(mask) : NULL;
+    return true;
+}
+
 tendo__tensor *tendo__cuda_attention(const char *op, const struct tendo__attn *a, const tendo__tensor *q,
                                      const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask)
 {
     tendo_dtype ct = compute_dtype(q->dtype);
     int64_t shape[TENDO_MAX_DIMS];
-    tendo__tensor *Q = NULL, *K = NULL, *V = NULL, *M = NULL, *r;
+    tendo__tensor *dense[4] = {NULL}, *r;
     tendo__cu_attn c = {0};
     bool ok = false;
 
     memcpy(shape, q->shape, sizeof shape);
     shape[q->ndim - 1] = a->dv;
-    c.batch = a->batch;
-    c.hq = a->hq;
-    c.hkv = a->hkv;
-    c.lq = a->lq;
-    c.lk = a->lk;
-    c.d = a->d;
-    c.dv = a->dv;
-    c.causal = a->causal;
-    c.nlead = a->nlead;
-    c.scale = a->scale;
-    for (int d = 0; d < a->nlead; d++) {
-        c.lead[d] = a->lead[d];
-        c.mask_lead[d] = a->mask_lead[d];
-    }
-    c.mask_h = a->mask_h;
-    c.mask_q = a->mask_q;
-    c.mask_k = a->mask_k;
+    fill_attn(a, &c);
     if (!tendo__cu_attention_tiles(&c, in_double(ct))) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op,
                     "head dims D = %lld, Dv = %lld are too large for the GPU kernel: one query and one key "
@@ -158,31 +185,86 @@ tendo__tensor *tendo__cuda_attention(const char *op, const struct tendo__attn *a
         return NULL;
     if (r->numel == 0)
         return narrow_result(op, r, q->dtype);
-    if (!(Q = dense_as(op, q, ct)) || !(K = dense_as(op, k, ct)) || !(V = dense_as(op, v, ct)))
-        goto done;
-    if (mask && mask->dtype != ct) {
-        if (!(M = dense_as(op, mask, ct)))
-            goto done;
-        dense_mask_strides(a, M, &c);
-    }
-    c.q = tendo__tensor_data(Q);
-    c.k = tendo__tensor_data(K);
-    c.v = tendo__tensor_data(V);
-    c.mask = M ? tendo__tensor_data(M) : mask ? tendo__tensor_data(mask) : NULL;
-    c.out = tendo__tensor_data(r);
-    {
-        const tendo__tensor *ts[] = {r, Q, K, V, M ? M : mask};
+    if (attn_operands(op, a, q, k, v, mask, ct, dense, &c)) {
+        const tendo__tensor *ts[] = {r, dense[0], dense[1], dense[2], dense[3] ? dense[3] : mask};
+
+        c.out = tendo__tensor_data(r);
         ok = tendo__cuda_begin(op, ts, 5) &&
              tendo__cuda_end(ts, 5, tendo__cuda_ok(op, tendo__cu_attention_run(&c, in_double(ct))));
     }
-done:
-    tendo__tensor_free(Q);
-    tendo__tensor_free(K);
-    tendo__tensor_free(V);
-    tendo__tensor_free(M);
+    for (int i = 0; i < 4; i++)
+        tendo__tensor_free(dense[i]);
     if (!ok) {
         tendo__tensor_free(r);
         return NULL;
     }
     return narrow_result(op, r, q->dtype);
+}
+
+bool tendo__cuda_attention_backward(const char *op, const struct tendo__attn *a, const tendo__tensor *q,
+                                    const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask,
+                                    const tendo__tensor *out, const tendo__tensor *dout, const bool want[3],
+                                    tendo__tensor *grads[3])
+{
+    tendo_dtype ct = compute_dtype(q->dtype);
+    const tendo__tensor *like[3] = {q, k, v};
+    tendo__tensor *dense[4] = {NULL}, *O = NULL, *dO = NULL, *g[3] = {NULL}, *scratch = NULL;
+    tendo__cu_attn_back c;
+    int64_t rows = 2 * a->batch * a->hq * a->lq;
+    bool ok = false;
+
+    grads[0] = grads[1] = grads[2] = NULL;
+    memset(&c, 0, sizeof c);
+    fill_attn(a, &c.a);
+    if (!tendo__cu_attention_back_tiles(&c, in_double(ct))) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op,
+                    "head dims D = %lld, Dv = %lld are too large for the GPU kernels of attention's backward",
+                    (long long)a->d, (long long)a->dv);
+        return false;
+    }
+    /* dk and dv are computed together, dq alone */
+    for (int i = 0; i < 3; i++)
+        if ((want[i] || (i > 0 && (want[1] || want[2]))) &&
+            !(g[i] = tendo__tensor_new(op, ct, like[i]->ndim, like[i]->shape, q->storage->device)))
+            goto done;
+    if (!attn_operands(op, a, q, k, v, mask, ct, dense, &c.a) || !(O = dense_as(op, out, ct)) ||
+        !(dO = dense_as(op, dout, ct)) || !(scratch = tendo__tensor_new(op, ct, 1, &rows, q->storage->device)))
+        goto done;
+    c.o = tendo__tensor_data(O);
+    c.dout = tendo__tensor_data(dO);
+    c.dq = g[0] ? tendo__tensor_data(g[0]) : NULL;
+    c.dk = g[1] ? tendo__tensor_data(g[1]) : NULL;
+    c.dv = g[2] ? tendo__tensor_data(g[2]) : NULL;
+    c.lse = tendo__tensor_data(scratch);
+    c.dd = (char *)c.lse + (size_t)(rows / 2) * tendo__traits_of(ct)->size;
+    {
+        const tendo__tensor *ts[] = {g[0], g[1], g[2], dense[0], dense[1], dense[2], dense[3] ? dense[3] : mask,
+                                     O, dO, scratch};
+        const tendo__tensor *live[10];
+        int n = 0;
+
+        for (int i = 0; i < 10; i++)
+            if (ts[i])
+                live[n++] = ts[i];
+        ok = tendo__cuda_begin(op, live, n) &&
+             tendo__cuda_end(live, n, tendo__cuda_ok(op, tendo__cu_attention_back_run(&c, in_double(ct))));
+    }
+done:
+    for (int i = 0; i < 4; i++)
+        tendo__tensor_free(dense[i]);
+    tendo__tensor_free(O);
+    tendo__tensor_free(dO);
+    tendo__tensor_free(scratch);
+    for (int i = 0; i < 3; i++) {
+        if (ok && want[i] && !(grads[i] = narrow_result(op, g[i], q->dtype)))
+            ok = false;
+        else if (!grads[i])
+            tendo__tensor_free(g[i]);
+    }
+    if (!ok)
+        for (int i = 0; i < 3; i++) {
+            tendo__tensor_free(grads[i]);
+            grads[i] = NULL;
+        }
+    return ok;
 }

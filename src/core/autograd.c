@@ -255,6 +255,15 @@ tendo__tensor *tendo__detach(const char *op, const tendo__tensor *t)
 
 /* ---- what derivative formulas use ------------------------------------------------------- */
 
+/* e's message without the "op: " that tendo__fail puts before it. */
+static const char *error_body(const tendo_error *e)
+{
+    const char *m = tendo_error_message(e), *op = tendo_error_op(e);
+    size_t n = strlen(op);
+
+    return n && !strncmp(m, op, n) && m[n] == ':' && m[n + 1] == ' ' ? m + n + 2 : m;
+}
+
 void *tendo__grad_keep(tendo__grad_scope *s, void *t)
 {
     if (!t) {
@@ -263,7 +272,7 @@ void *tendo__grad_keep(tendo__grad_scope *s, void *t)
             if (s->status == TENDO_OK)
                 s->status = TENDO_ERR_INVALID_ARG;
             snprintf(s->op, sizeof s->op, "%s", tendo_error_op(tendo_last_error()));
-            snprintf(s->msg, sizeof s->msg, "%s", tendo_error_message(tendo_last_error()));
+            snprintf(s->msg, sizeof s->msg, "%s", error_body(tendo_last_error()));
         }
         return NULL;
     }
@@ -615,9 +624,9 @@ out:
         const tendo_error *e = tendo_last_error();
 
         if (strcmp(tendo_error_op(e), op) != 0) {
-            char msg[320];
+            char msg[512];
 
-            snprintf(msg, sizeof msg, "%s: %s", tendo_error_op(e), tendo_error_message(e));
+            snprintf(msg, sizeof msg, "%s", tendo_error_message(e)); /* "where: what" */
             tendo__fail(st, op, "%s", msg);
         }
     }

@@ -58,10 +58,11 @@ typedef struct tendo__device_ops {
     bool (*loop)(const char *op, const tendo__iter *it, const tendo__tensor *const *ts, tendo__cu_loop_fn fn,
                  const void *ctx);
     /* Runs the launcher fn over rows: `starts` iterates the row starts
-     * (operand 0 the output's, 1 the input's); ts[0..nts) are every tensor
+     * (operand 0 the output's, 1 the input's, 2 a second input's, stepping
+     * in2_step along the row); ts[0..nts) are every tensor
      * the launch reads or writes. */
-    bool (*rows)(const char *op, const tendo__iter *starts, int64_t len, int64_t in_step, int64_t out_step,
-                 const tendo__tensor *const *ts, int nts, tendo__cu_rows_fn fn, const void *ctx);
+    bool (*rows)(const char *op, const tendo__iter *starts, int64_t len, int64_t in_step, int64_t in2_step,
+                 int64_t out_step, const tendo__tensor *const *ts, int nts, tendo__cu_rows_fn fn, const void *ctx);
     /* Sets every element of the dense t to the element at *value. */
     bool (*fill)(const char *op, tendo__tensor *t, const void *value);
     /* Fills the dense t with the Philox stream of seed (uniform, or
@@ -86,6 +87,13 @@ typedef struct tendo__device_ops {
                            double base, bool interleaved);
     tendo__tensor *(*attention)(const char *op, const struct tendo__attn *a, const tendo__tensor *q,
                                 const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask);
+    /* attention's gradients (core/transformer.h, tendo__attention_backward),
+     * out and dout checked to be [lead..., hq, lq, dv] of q's dtype and
+     * device; grads[i] NULL where !want[i]; false with the error set. */
+    bool (*attention_backward)(const char *op, const struct tendo__attn *a, const tendo__tensor *q,
+                               const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask,
+                               const tendo__tensor *out, const tendo__tensor *dout, const bool want[3],
+                               tendo__tensor *grads[3]);
 } tendo__device_ops;
 
 extern const tendo__device_ops tendo__cpu_device;

@@ -47,6 +47,7 @@ typedef struct {
 typedef struct {
     tendo__cu_iter rows;
     int64_t len, in_step, out_step;
+    int64_t in2_step; /* a second input's (operand 2, when rows.nops is 3) */
 } tendo__cu_rows;
 
 /* The ctx of the softmax and norm launchers. */

@@ -107,59 +107,73 @@ bad:
     return false;
 }
 
-tendo__tensor *tendo__attention(const char *op, const tendo__tensor *q, const tendo__tensor *k,
-                                const tendo__tensor *v, const tendo__tensor *mask, bool causal, double scale)
+/* Checks attention's operands and fills a (core/transformer.h); false with
+ * the error set. */
+static bool attn_setup(const char *op, const tendo__tensor *q, const tendo__tensor *k, const tendo__tensor *v,
+                       const tendo__tensor *mask, bool causal, double scale, tendo__attn *a)
 {
-    tendo__op_scope s = tendo__op_begin();
     static const char *const names[] = {"q", "k", "v", "mask"};
     const tendo__tensor *ts[] = {q, k, v, mask};
-    const tendo__device_ops *ops;
-    tendo__attn a = {0};
-    tendo__tensor *out;
     int nd;
 
     if (!check_operands(op, 4, names, ts))
-        return NULL;
+        return false;
     nd = q->ndim;
     if (nd < 2 || k->ndim != nd || v->ndim != nd) {
         tendo__fail(TENDO_ERR_SHAPE, op, "q %s, k %s and v %s need one number of dims, at least 2 ([..., heads, len, dim])",
                     tendo__shape_str(q->ndim, q->shape).s, tendo__shape_str(k->ndim, k->shape).s,
                     tendo__shape_str(v->ndim, v->shape).s);
-        return NULL;
+        return false;
     }
-    a.nlead = nd >= 3 ? nd - 3 : 0;
-    a.batch = 1;
-    for (int d = 0; d < a.nlead; d++) {
+    a->nlead = nd >= 3 ? nd - 3 : 0;
+    a->batch = 1;
+    for (int d = 0; d < a->nlead; d++) {
         if (k->shape[d] != q->shape[d] || v->shape[d] != q->shape[d])
             goto bad_shape;
-        a.lead[d] = q->shape[d];
-        a.batch *= q->shape[d];
+        a->lead[d] = q->shape[d];
+        a->batch *= q->shape[d];
     }
-    a.hq = nd >= 3 ? q->shape[nd - 3] : 1;
-    a.hkv = nd >= 3 ? k->shape[nd - 3] : 1;
-    a.lq = q->shape[nd - 2];
-    a.d = q->shape[nd - 1];
-    a.lk = k->shape[nd - 2];
-    a.dv = v->shape[nd - 1];
-    if (k->shape[nd - 1] != a.d || v->shape[nd - 2] != a.lk || (nd >= 3 && v->shape[nd - 3] != a.hkv))
+    a->hq = nd >= 3 ? q->shape[nd - 3] : 1;
+    a->hkv = nd >= 3 ? k->shape[nd - 3] : 1;
+    a->lq = q->shape[nd - 2];
+    a->d = q->shape[nd - 1];
+    a->lk = k->shape[nd - 2];
+    a->dv = v->shape[nd - 1];
+    if (k->shape[nd - 1] != a->d || v->shape[nd - 2] != a->lk || (nd >= 3 && v->shape[nd - 3] != a->hkv))
         goto bad_shape;
-    if (a.hkv == 0 ? a.hq != 0 : a.hq % a.hkv != 0) {
+    if (a->hkv == 0 ? a->hq != 0 : a->hq % a->hkv != 0) {
         tendo__fail(TENDO_ERR_SHAPE, op, "q's %lld heads are not a multiple of k's and v's %lld",
-                    (long long)a.hq, (long long)a.hkv);
-        return NULL;
+                    (long long)a->hq, (long long)a->hkv);
+        return false;
     }
     if (isnan(scale) || isinf(scale)) {
         tendo__fail(TENDO_ERR_INVALID_ARG, op, "scale %g is not finite", scale);
-        return NULL;
+        return false;
     }
-    a.scale = scale != 0 ? scale : 1.0 / sqrt((double)(a.d > 0 ? a.d : 1));
-    a.causal = causal;
+    a->scale = scale != 0 ? scale : 1.0 / sqrt((double)(a->d > 0 ? a->d : 1));
+    a->causal = causal;
     if (mask && mask->dtype != q->dtype) {
         tendo__fail(TENDO_ERR_DTYPE, op, "mask is %s, q is %s", tendo__traits_of(mask->dtype)->name,
                     tendo__traits_of(q->dtype)->name);
-        return NULL;
+        return false;
     }
-    if (mask && !mask_strides(op, mask, q, &a))
+    return !mask || mask_strides(op, mask, q, a);
+bad_shape:
+    tendo__fail(TENDO_ERR_SHAPE, op, "q %s, k %s and v %s do not fit [..., Hq, Lq, D], [..., Hkv, Lk, D], [..., Hkv, Lk, Dv]",
+                tendo__shape_str(q->ndim, q->shape).s, tendo__shape_str(k->ndim, k->shape).s,
+                tendo__shape_str(v->ndim, v->shape).s);
+    return false;
+}
+
+tendo__tensor *tendo__attention(const char *op, const tendo__tensor *q, const tendo__tensor *k,
+                                const tendo__tensor *v, const tendo__tensor *mask, bool causal, double scale)
+{
+    tendo__op_scope s = tendo__op_begin();
+    const tendo__device_ops *ops;
+    tendo__attn a = {0};
+    tendo__tensor *out;
+
+    if (!attn_setup(op, q, k, v, mask, causal, scale, &a))
         return NULL;
     ops = tendo__device_ops_of(q->storage->device.type);
     if (!ops->attention) {
@@ -169,9 +183,42 @@ tendo__tensor *tendo__attention(const char *op, const tendo__tensor *q, const te
     }
     out = ops->attention(op, &a, q, k, v, mask);
     return out ? tendo__op_end(s, op, out, q, k) : NULL;
-bad_shape:
-    tendo__fail(TENDO_ERR_SHAPE, op, "q %s, k %s and v %s do not fit [..., Hq, Lq, D], [..., Hkv, Lk, D], [..., Hkv, Lk, Dv]",
-                tendo__shape_str(q->ndim, q->shape).s, tendo__shape_str(k->ndim, k->shape).s,
-                tendo__shape_str(v->ndim, v->shape).s);
-    return NULL;
+}
+
+bool tendo__attention_backward(const char *op, const tendo__tensor *q, const tendo__tensor *k,
+                               const tendo__tensor *v, const tendo__tensor *mask, bool causal, double scale,
+                               const tendo__tensor *out, const tendo__tensor *dout, const bool want[3],
+                               tendo__tensor *grads[3])
+{
+    static const char *const names[] = {"out", "grad"};
+    const tendo__tensor *ts[] = {out, dout};
+    const tendo__device_ops *ops;
+    tendo__attn a = {0};
+    int nd;
+
+    grads[0] = grads[1] = grads[2] = NULL;
+    if (!attn_setup(op, q, k, v, mask, causal, scale, &a) || !check_operands(op, 2, names, ts))
+        return false;
+    nd = q->ndim;
+    for (int i = 0; i < 2; i++) {
+        bool fits = ts[i]->ndim == nd && ts[i]->dtype == q->dtype &&
+                    tendo_device_equal(ts[i]->storage->device, q->storage->device) &&
+                    !memcmp(ts[i]->shape, q->shape, (size_t)(nd - 1) * sizeof *q->shape) &&
+                    ts[i]->shape[nd - 1] == a.dv;
+
+        if (!fits) {
+            tendo__fail(TENDO_ERR_SHAPE, op, "%s is %s %s on %s: attention's output is %s [..., %lld, %lld, %lld] on %s",
+                        names[i], tendo__traits_of(ts[i]->dtype)->name, tendo__shape_str(ts[i]->ndim, ts[i]->shape).s,
+                        tendo_device_str(ts[i]->storage->device), tendo__traits_of(q->dtype)->name, (long long)a.hq,
+                        (long long)a.lq, (long long)a.dv, tendo_device_str(q->storage->device));
+            return false;
+        }
+    }
+    ops = tendo__device_ops_of(q->storage->device.type);
+    if (!ops->attention_backward) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "attention's backward is not implemented on %s yet",
+                    tendo_device_str(q->storage->device));
+        return false;
+    }
+    return ops->attention_backward(op, &a, q, k, v, mask, out, dout, want, grads);
 }

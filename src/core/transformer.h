@@ -13,6 +13,16 @@ tendo__tensor *tendo__rope(const char *op, const tendo__tensor *x, const tendo__
 /* tensor_<dt>_attention for every float dtype; mask may be NULL. */
 tendo__tensor *tendo__attention(const char *op, const tendo__tensor *q, const tendo__tensor *k,
                                 const tendo__tensor *v, const tendo__tensor *mask, bool causal, double scale);
+/* The gradients of o = attention(q, k, v, mask, causal, scale) given o
+ * and dout, the gradient of o: grads[0], [1], [2] (for q, k, v: new
+ * tensors of q's dtype and of q's, k's, v's shape, the caller's) for each
+ * wanted one, the rest NULL.  The probabilities are recomputed blockwise
+ * (never Lq x Lk), grouped-query heads summed.  False with the error set
+ * and every grads[i] NULL. */
+bool tendo__attention_backward(const char *op, const tendo__tensor *q, const tendo__tensor *k,
+                               const tendo__tensor *v, const tendo__tensor *mask, bool causal, double scale,
+                               const tendo__tensor *out, const tendo__tensor *dout, const bool want[3],
+                               tendo__tensor *grads[3]);
 
 /* One attention problem, checked: q [lead..., hq, lq, d], k [lead..., hkv,
  * lk, d], v [lead..., hkv, lk, dv] (lead: nlead dims, batch = their

@@ -18,29 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
 #include "core/device.h"
 #include "core/iter.h"
-#include "core/pool.h"
-#include "core/traits.h"
-#include "core/transformer.h"
+#include "cpu/attention.h"
 #include "cpu/cpu.h"
-#include "cpu/gemm.h"
-#include "cpu/vmath.h"
-
-#ifdef TENDO_HAVE_CBLAS
-#include <cblas.h>
-#endif
 
 #define BQ 128  /* queries per task */
 #define BK 512 /* keys per step: whole k blocks (256) and slivers (32) of the packed K^T and V */
 
-/* t's elements in row-major order as dense compute-type values: t's own
- * memory when it is contiguous and its own compute type (*blk NULL), else
- * a buffer from the CPU's pool (*blk, for tendo__gemm_scratch_free: the
- * pool's pages are faulted in already, fresh ones each call are not).
- * NULL on out of memory. */
-static void *dense_compute(const tendo__tensor *t, const tendo__traits *tr, tendo__pool_block **blk)
+/* Dense compute-type operands (cpu/attention.h). */
+void *tendo__attn_dense(const tendo__tensor *t, const tendo__traits *tr, tendo__pool_block **blk)
 {
     size_t n = (size_t)t->numel;
     tendo__pool_block *rawblk;
@@ -159,126 +146,6 @@ static tendo__tensor *cpu_rope(const char *op, const tendo__tensor *x, const ten
 
 /* ---- attention ------------------------------------------------------------------- */
 
-/* The mask's element offset for batch b and head h (core/transformer.h). */
-static int64_t mask_offset(const tendo__attn *a, int64_t b, int64_t h)
-{
-    int64_t off = h * a->mask_h;
-
-    for (int d = a->nlead - 1; d >= 0; d--) {
-        off += (b % a->lead[d]) * a->mask_lead[d];
-        b /= a->lead[d];
-    }
-    return off;
-}
-
-/* C (m x n, row stride ldc) = alpha * A B^T + beta * C for row-major A
- * (m x k) and B (n x k), and C = A B + beta C for B (k x n): CBLAS when
- * built with it, else tendo's GEMM. */
-static void gemm_f32(bool bt, int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
-                     const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
-{
-#ifdef TENDO_HAVE_CBLAS
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, bt ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, A,
-                (int)(lda > 0 ? lda : 1), B, (int)(ldb > 0 ? ldb : 1), beta, C, (int)(ldc > 0 ? ldc : 1));
-#else
-    tendo__sgemm(m, n, k, alpha, A, lda, 1, B, bt ? 1 : ldb, bt ? ldb : 1, tendo__traits_of(TENDO_F32), beta, C,
-                 ldc);
-#endif
-}
-
-static void gemm_f64(bool bt, int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
-                     const double *B, int64_t ldb, double beta, double *C, int64_t ldc)
-{
-#ifdef TENDO_HAVE_CBLAS
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, bt ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, A,
-                (int)(lda > 0 ? lda : 1), B, (int)(ldb > 0 ? ldb : 1), beta, C, (int)(ldc > 0 ? ldc : 1));
-#else
-    tendo__dgemm(m, n, k, alpha, A, lda, 1, B, bt ? 1 : ldb, bt ? ldb : 1, beta, C, ldc);
-#endif
-}
-
-/* The largest of s[0..n) (-inf when n is 0 or all are -inf; NaN never wins)
- * and the sum of s[0..n): eight independent lanes in a fixed order, so the
- * compiler vectorizes them without reassociating. */
-#define ROW_REDUCE(T, SFX)                                                                       \
-    static inline T row_max_##SFX(const T *s, int64_t n)                                         \
-    {                                                                                            \
-        T lane[8], mx;                                                                           \
-        int64_t j = 0;                                                                           \
-        for (int l = 0; l < 8; l++)                                                              \
-            lane[l] = -(T)INFINITY;                                                              \
-        for (; j + 8 <= n; j += 8)                                                               \
-            for (int l = 0; l < 8; l++)                                                          \
-                lane[l] = s[j + l] > lane[l] ? s[j + l] : lane[l];                               \
-        for (; j < n; j++)                                                                       \
-            lane[0] = s[j] > lane[0] ? s[j] : lane[0];                                           \
-        mx = lane[0];                                                                            \
-        for (int l = 1; l < 8; l++)                                                              \
-            mx = lane[l] > mx ? lane[l] : mx;                                                    \
-        return mx;                                                                               \
-    }                                                                                            \
-    static inline T row_sum_##SFX(const T *s, int64_t n)                                         \
-    {                                                                                            \
-        T lane[8] = {0}, sum;                                                                    \
-        int64_t j = 0;                                                                           \
-        for (; j + 8 <= n; j += 8)                                                               \
-            for (int l = 0; l < 8; l++)                                                          \
-                lane[l] += s[j + l];                                                             \
-        for (; j < n; j++)                                                                       \
-            lane[0] += s[j];                                                                     \
-        sum = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])); \
-        return sum;                                                                              \
-    }
-
-/* x[j] += y[j], x[j] += v and x[j] *= v over n values, in blocks of eight
- * (so that -O2 vectorizes them; it leaves plain loops of unknown length
- * scalar). */
-#define ROW_MAP(T, SFX)                                                                          \
-    static inline void row_add_##SFX(T *restrict x, const T *restrict y, int64_t n)              \
-    {                                                                                            \
-        int64_t j = 0;                                                                           \
-        for (; j + 8 <= n; j += 8)                                                               \
-            for (int l = 0; l < 8; l++)                                                          \
-                x[j + l] += y[j + l];                                                            \
-        for (; j < n; j++)                                                                       \
-            x[j] += y[j];                                                                        \
-    }                                                                                            \
-    static inline void row_shift_##SFX(T *x, T v, int64_t n)                                     \
-    {                                                                                            \
-        int64_t j = 0;                                                                           \
-        for (; j + 8 <= n; j += 8)                                                               \
-            for (int l = 0; l < 8; l++)                                                          \
-                x[j + l] += v;                                                                   \
-        for (; j < n; j++)                                                                       \
-            x[j] += v;                                                                           \
-    }                                                                                            \
-    static inline void row_scale_##SFX(T *x, T v, int64_t n)                                     \
-    {                                                                                            \
-        int64_t j = 0;                                                                           \
-        for (; j + 8 <= n; j += 8)                                                               \
-            for (int l = 0; l < 8; l++)                                                          \
-                x[j + l] *= v;                                                                   \
-        for (; j < n; j++)                                                                       \
-            x[j] *= v;                                                                           \
-    }
-
-ROW_REDUCE(float, f32)
-ROW_REDUCE(double, f64)
-
-ROW_MAP(float, f32)
-ROW_MAP(double, f64)
-
-/* s[j] = exp(s[j] - m) over n values, returning their sum (one pass for
- * f32, tendo__vexp_shift_sum_f32). */
-static float exp_sum_f32(float *s, float m, int64_t n) { return tendo__vexp_shift_sum_f32(s, m, n); }
-
-static double exp_sum_f64(double *s, double m, int64_t n)
-{
-    row_shift_f64(s, -m, n);
-    tendo__vexp_f64(s, s, n);
-    return row_sum_f64(s, n);
-}
-
 /* K^T and V of one (batch, kv head) packed for tendo__pgemm_packed (f32
  * on AVX-512 CPUs): packed once per head instead of once per query block
  * and key block, as a BLAS call would. */
@@ -294,7 +161,7 @@ static bool qk_f32(const tendo__attn *a, const float *Q, const float *K, const p
     if (pk)
         return tendo__pgemm_packed(TENDO__PGEMM_F32, bq, bk, a->d, (float)a->scale, Q, a->d, 1, pk->kt, a->lk,
                                    j0 / TENDO__PGEMM_NR, 0.0f, S, BK) == 0;
-    gemm_f32(true, bq, bk, a->d, (float)a->scale, Q, a->d, K + j0 * a->d, a->d, 0, S, BK);
+    gemm_f32(false, true, bq, bk, a->d, (float)a->scale, Q, a->d, K + j0 * a->d, a->d, 0, S, BK);
     return true;
 }
 
@@ -308,7 +175,7 @@ static bool pv_f32(const tendo__attn *a, const float *S, const float *V, const p
                                    (const uint32_t *)pk->v + j0 * slivers * TENDO__PGEMM_NR, a->dv, 0, 1.0f, O,
                                    a->dv) == 0;
     }
-    gemm_f32(false, bq, a->dv, bk, 1, S, BK, V + j0 * a->dv, a->dv, 1, O, a->dv);
+    gemm_f32(false, false, bq, a->dv, bk, 1, S, BK, V + j0 * a->dv, a->dv, 1, O, a->dv);
     return true;
 }
 
@@ -316,7 +183,7 @@ static bool qk_f64(const tendo__attn *a, const double *Q, const double *K, const
                    int64_t bk, double *S)
 {
     (void)pk;
-    gemm_f64(true, bq, bk, a->d, a->scale, Q, a->d, K + j0 * a->d, a->d, 0, S, BK);
+    gemm_f64(false, true, bq, bk, a->d, a->scale, Q, a->d, K + j0 * a->d, a->d, 0, S, BK);
     return true;
 }
 
@@ -324,7 +191,7 @@ static bool pv_f64(const tendo__attn *a, const double *S, const double *V, const
                    int64_t bk, double *O)
 {
     (void)pk;
-    gemm_f64(false, bq, a->dv, bk, 1, S, BK, V + j0 * a->dv, a->dv, 1, O, a->dv);
+    gemm_f64(false, false, bq, a->dv, bk, 1, S, BK, V + j0 * a->dv, a->dv, 1, O, a->dv);
     return true;
 }
 
@@ -454,8 +321,8 @@ static tendo__tensor *cpu_attention(const char *op, const tendo__attn *a, const 
     shape[q->ndim - 1] = a->dv;
     if (!(out = tendo__tensor_new(op, q->dtype, q->ndim, shape, q->storage->device)))
         return NULL;
-    failed = !(Q = dense_compute(q, t, &qblk)) || !(K = dense_compute(k, t, &kblk)) ||
-             !(V = dense_compute(v, t, &vblk)) ||
+    failed = !(Q = tendo__attn_dense(q, t, &qblk)) || !(K = tendo__attn_dense(k, t, &kblk)) ||
+             !(V = tendo__attn_dense(v, t, &vblk)) ||
              !(O = t->own_compute ? tendo__tensor_data(out)
                                   : tendo__gemm_scratch((size_t)out->numel * t->compute_size, &oblk));
     tendo__blas_one_thread();

@@ -97,5 +97,11 @@ struct tendo__tensor *tendo__cpu_rope(const char *op, const struct tendo__tensor
 struct tendo__tensor *tendo__cpu_attention(const char *op, const struct tendo__attn *a,
                                            const struct tendo__tensor *q, const struct tendo__tensor *k,
                                            const struct tendo__tensor *v, const struct tendo__tensor *mask);
+/* attention's gradients (src/cpu/attention_back.c). */
+bool tendo__cpu_attention_backward(const char *op, const struct tendo__attn *a, const struct tendo__tensor *q,
+                                   const struct tendo__tensor *k, const struct tendo__tensor *v,
+                                   const struct tendo__tensor *mask, const struct tendo__tensor *out,
+                                   const struct tendo__tensor *dout, const bool want[3],
+                                   struct tendo__tensor *grads[3]);
 
 #endif /* TENDO_SRC_CPU_H */

@@ -16,4 +16,5 @@ const tendo__device_ops tendo__cpu_device = {
 #endif
     .rope = tendo__cpu_rope,
     .attention = tendo__cpu_attention,
+    .attention_backward = tendo__cpu_attention_backward,
 };

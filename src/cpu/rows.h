@@ -16,6 +16,11 @@ typedef struct {
     int64_t count, len;
     int64_t in_next, in_step, out_next, out_step;
     const struct tendo__traits *in_traits, *out_traits; /* the dtypes of in and out */
+    /* a second input of in's shape (tendo__rows_run2; else NULL), its row r
+     * at in2 + r*in2_next, stepping in2_step */
+    const char *in2;
+    int64_t in2_next, in2_step;
+    const struct tendo__traits *in2_traits;
 } tendo__rows;
 
 typedef void (*tendo__rows_fn)(const tendo__rows *r, void *ctx);
@@ -29,5 +34,11 @@ typedef void (*tendo__rows_fn)(const tendo__rows *r, void *ctx);
 bool tendo__rows_run(const char *op, tendo__tensor *out, int out_dim, const tendo__tensor *in, int dim,
                      tendo__rows_fn fn, void *ctx, tendo__cu_rows_fn cu, const void *cu_ctx,
                      const tendo__tensor *const *extra, int nextra);
+/* The same over the rows of in and in2 (in's shape) together: row r of
+ * both goes to fn at once (a backward reading the gradient and the
+ * forward's result). */
+bool tendo__rows_run2(const char *op, tendo__tensor *out, int out_dim, const tendo__tensor *in,
+                      const tendo__tensor *in2, int dim, tendo__rows_fn fn, void *ctx, tendo__cu_rows_fn cu,
+                      const void *cu_ctx, const tendo__tensor *const *extra, int nextra);
 
 #endif /* TENDO_SRC_ROWS_H */

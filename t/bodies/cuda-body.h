@@ -252,14 +252,20 @@ static void DTFN(test_cuda_rows)(void)
         DTFN(cu_same)(rc, rg, 8 * CU_TOL, what);
         tensor_free(rc), tensor_free(rg);
         for (int dim = 0; dim < 3; dim++) {
-            rc = TFN(softmax)(c, dim), rg = TFN(softmax)(g, dim);
-            snprintf(what, sizeof what, "softmax over dim %d, %s", dim, ln);
-            DTFN(cu_same)(rc, rg, 2 * CU_TOL, what);
-            tensor_free(rc), tensor_free(rg);
-            rc = TFN(log_softmax)(c, dim), rg = TFN(log_softmax)(g, dim);
-            snprintf(what, sizeof what, "log_softmax over dim %d, %s", dim, ln);
-            DTFN(cu_same)(rc, rg, 2 * CU_TOL, what);
-            tensor_free(rc), tensor_free(rg);
+            for (int lg = 0; lg < 2; lg++) {
+                TT *bc, *bg;
+
+                rc = lg ? TFN(log_softmax)(c, dim) : TFN(softmax)(c, dim);
+                rg = lg ? TFN(log_softmax)(g, dim) : TFN(softmax)(g, dim);
+                snprintf(what, sizeof what, "%s over dim %d, %s", lg ? "log_softmax" : "softmax", dim, ln);
+                DTFN(cu_same)(rc, rg, 2 * CU_TOL, what);
+                /* its fused gradient, the input standing in for the output's gradient */
+                bc = lg ? TFN(log_softmax_backward)(c, rc, dim) : TFN(softmax_backward)(c, rc, dim);
+                bg = lg ? TFN(log_softmax_backward)(g, rg, dim) : TFN(softmax_backward)(g, rg, dim);
+                snprintf(what, sizeof what, "%s_backward over dim %d, %s", lg ? "log_softmax" : "softmax", dim, ln);
+                DTFN(cu_same)(bc, bg, 4 * CU_TOL, what);
+                tensor_free(rc), tensor_free(rg), tensor_free(bc), tensor_free(bg);
+            }
         }
         rc = TFN(layer_norm)(c, w, bias, 1e-5), rg = TFN(layer_norm)(g, gw, gbias, 1e-5);
         snprintf(what, sizeof what, "layer_norm %s", ln);
@@ -273,6 +279,20 @@ static void DTFN(test_cuda_rows)(void)
         snprintf(what, sizeof what, "rms_norm %s", ln);
         DTFN(cu_same)(rc, rg, 4 * CU_TOL, what);
         tensor_free(rc), tensor_free(rg);
+        { /* the norms' fused gradients, given a gradient of the same layout */
+            TT *dc = DTFN(cu_view)(DTFN(cu_rand_input)(3, shape, 9 + layout, -1, 1), layout);
+            TT *dh = DTFN(cu_rand_input)(3, shape, 9 + layout, -1, 1);
+            TT *dg = DTFN(cu_view)(tensor_to(dh, tendo_cuda(0)), layout);
+
+            rc = TFN(layer_norm_backward)(dc, c, w, 1e-5), rg = TFN(layer_norm_backward)(dg, g, gw, 1e-5);
+            snprintf(what, sizeof what, "layer_norm_backward %s", ln);
+            DTFN(cu_same)(rc, rg, 8 * CU_TOL, what);
+            tensor_free(rc), tensor_free(rg);
+            rc = TFN(rms_norm_backward)(dc, c, NULL, 1e-6), rg = TFN(rms_norm_backward)(dg, g, NULL, 1e-6);
+            snprintf(what, sizeof what, "rms_norm_backward without weight, %s", ln);
+            DTFN(cu_same)(rc, rg, 8 * CU_TOL, what);
+            tensor_free(rc), tensor_free(rg), tensor_free(dc), tensor_free(dh), tensor_free(dg);
+        }
         tensor_free(c), tensor_free(g), tensor_free(w), tensor_free(bias), tensor_free(gw), tensor_free(gbias);
     }
 }

@@ -1,5 +1,6 @@
-/* t/bodies/nn-body.h - matmul, softmax, log_softmax, layer_norm and rms_norm
- * against double references, per dtype.
+/* t/bodies/nn-body.h - matmul, softmax, log_softmax, layer_norm and
+ * rms_norm, and the fused gradients of the last four, against double
+ * references, per dtype.
  *
  * Inputs come in every layout (contiguous, transposed, sliced with a
  * step, expanded with stride 0, flipped with negative strides); the
@@ -462,6 +463,89 @@ static void DTFN(test_softmax)(bool lg)
     }
 }
 
+/* softmax_backward / log_softmax_backward of g against the output y along
+ * dim, in double from their exact values: y (g - sum(g y)), or g - exp(y)
+ * sum(g).  Tolerance: the row sum's depth times u of the terms' magnitudes,
+ * a few ulps of exp, one rounding to the dtype. */
+static void DTFN(check_softmax_back)(t_check *c, const char *what, bool lg, const TT *g, const TT *y, int dim)
+{
+    int nd = tensor_ndim(y), wd = nd == 0 ? 0 : dim < 0 ? dim + nd : dim;
+    const int64_t *shape = tensor_shape(y);
+    int64_t n = tensor_numel(y), outer = 1, inner = 1, len = nd ? shape[wd] : 1;
+    double *gv = DTFN(values)(g), *yv = DTFN(values)(y), *want, *tol;
+    TT *r = lg ? tensor_log_softmax_backward(g, y, dim) : tensor_softmax_backward(g, y, dim);
+
+    for (int d = 0; d < wd; d++)
+        outer *= shape[d];
+    for (int d = wd + 1; d < nd; d++)
+        inner *= shape[d];
+    want = malloc((size_t)(n ? n : 1) * sizeof *want);
+    tol = malloc((size_t)(n ? n : 1) * sizeof *tol);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double sum = 0, mag = 0;
+            for (int64_t k = 0; k < len; k++) {
+                int64_t at = (o * len + k) * inner + i;
+                sum += lg ? gv[at] : gv[at] * yv[at];
+                mag += fabs(lg ? gv[at] : gv[at] * yv[at]);
+            }
+            for (int64_t k = 0; k < len; k++) {
+                int64_t at = (o * len + k) * inner + i;
+                double e = exp(yv[at]);
+                want[at] = lg ? gv[at] - e * sum : yv[at] * (gv[at] - sum);
+                tol[at] = (t_depth(len) + 16) * T_U * (lg ? fabs(gv[at]) + e * mag : fabs(yv[at]) * (fabs(gv[at]) + mag)) +
+                          DTFN(narrow_tol)(want[at]) + 0x1p-126;
+            }
+        }
+    DTFN(check_against)(c, what, r, nd, shape, want, tol);
+    tensor_free(r);
+    free(gv);
+    free(yv);
+    free(want);
+    free(tol);
+}
+
+static void DTFN(test_softmax_back)(bool lg)
+{
+    const char *name = lg ? "log_softmax_backward" : "softmax_backward";
+
+    for (int sh = 0; sh < T_NSSHAPES; sh++) {
+        const struct t_sshape *s = &t_sshapes[sh];
+        t_check c = {0};
+        char s1[64];
+
+        for (int l = 0; l < L_COUNT; l++) {
+            uint64_t rng = 0x5b0cu + (uint64_t)(sh * 100 + l * 10 + lg) * 7u;
+            TT *g = DTFN(make)(l, s->n, s->s, &rng, D_RANDOM, -1, 1);
+            /* outputs small enough that a row of 2500 stays inside fp8's range */
+            TT *y = DTFN(make)((l + 1) % L_COUNT, s->n, s->s, &rng, D_RANDOM, lg ? -8 : 0, lg ? -4 : 0.1);
+            for (int d = s->n ? -s->n : -1; d < (s->n ? s->n : 1); d++) {
+                char what[160];
+                snprintf(what, sizeof what, "g %s, output %s, dim %d", t_layout[l], t_layout[(l + 1) % L_COUNT], d);
+                DTFN(check_softmax_back)(&c, what, lg, g, y, d);
+            }
+            tensor_free(g);
+            tensor_free(y);
+        }
+        t_done(&c, "%s %s of %s over every dim, %d layout pairs", DT_NAME, name, t_shape_str(s1, sizeof s1, s->n, s->s),
+               L_COUNT);
+    }
+    {
+        int64_t s23[2] = {2, 3}, s32[2] = {3, 2};
+        TT *a = TFN(zeros)(2, s23, tendo_cpu()), *b = TFN(zeros)(2, s32, tendo_cpu());
+        TT *r = lg ? tensor_log_softmax_backward(a, b, 0) : tensor_softmax_backward(a, b, 0);
+        bool good = r == NULL && t_failed_with(TENDO_ERR_SHAPE, "one shape");
+
+        r = lg ? TFN(log_softmax_backward)(a, NULL, 0) : TFN(softmax_backward)(a, NULL, 0);
+        good = r == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
+        r = lg ? tensor_log_softmax_backward(a, a, 2) : tensor_softmax_backward(a, a, 2);
+        good = r == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "dim 2") && good;
+        ok(good, "%s %s: shapes that differ, NULL, a dim out of range: clear errors", DT_NAME, name);
+        tensor_free(a);
+        tensor_free(b);
+    }
+}
+
 /* Inputs near +1e4 and -1e4 (exp would overflow or underflow without
  * subtracting the max): finite results that match the reference. */
 static void DTFN(test_softmax_stable)(bool lg)
@@ -616,6 +700,83 @@ static void DTFN(test_norm)(int variant, int sh)
         }
     t_done(&c, "%s %s over the last dim of %s: %d layouts x eps 1e-5, 0.25", DT_NAME, t_norm_names[variant],
            t_shape_str(s1, sizeof s1, s->n, s->s), L_COUNT);
+}
+
+/* layer_norm_backward / rms_norm_backward against double: with xhat =
+ * (a - mean) rstd (rms: a rstd) and gw = g w, dx = rstd (gw - mean(gw) -
+ * xhat mean(gw xhat)) (rms without mean(gw)).  Tolerance: the row sums'
+ * depth times u, relative to the terms' magnitudes, the statistics'
+ * error carried through rstd, one rounding to the dtype. */
+static void DTFN(test_norm_back)(bool rms, bool use_w, int sh)
+{
+    const struct t_nshape *s = &t_nshapes[sh];
+    const int64_t n = s->s[s->n - 1], rows = t_numel(s->n, s->s) / n;
+    const char *name = rms ? "rms_norm_backward" : "layer_norm_backward";
+    t_check c = {0};
+    char s1[64];
+
+    for (int l = 0; l < L_COUNT; l++) {
+        /* an expanded a has constant rows: 1/sqrt(eps) would scale its
+         * gradient past fp8's range */
+        const double eps = l == L_EXPAND ? 0.25 : 1e-5, feps = (double)(float)eps;
+        uint64_t rng = 0x6b0u + (uint64_t)(rms * 1000 + use_w * 500 + sh * 100 + l * 10) * 31u;
+        TT *a = DTFN(make)(l, s->n, s->s, &rng, D_RANDOM, -2, 3);
+        TT *g = DTFN(make)((l + 2) % L_COUNT, s->n, s->s, &rng, D_RANDOM, -1, 1);
+        TT *w = DTFN(make)((l + 1) % L_COUNT, 1, &n, &rng, D_RANDOM, 0.5, 1.5);
+        double *av = DTFN(values)(a), *gv = DTFN(values)(g), *wv = DTFN(values)(w);
+        double *want = malloc((size_t)(rows * n) * sizeof *want), *tol = malloc((size_t)(rows * n) * sizeof *tol);
+        TT *r = rms ? TFN(rms_norm_backward)(g, a, use_w ? w : NULL, eps)
+                    : TFN(layer_norm_backward)(g, a, use_w ? w : NULL, eps);
+        char what[160];
+
+        for (int64_t i = 0; i < rows; i++) {
+            const double *x = av + i * n, *gr = gv + i * n;
+            double mean = 0, var = 0, rstd, m1 = 0, m2 = 0, a1 = 0, a2 = 0, am = 0;
+            for (int64_t k = 0; k < n && !rms; k++)
+                mean += x[k] / (double)n;
+            for (int64_t k = 0; k < n; k++) {
+                var += (x[k] - mean) * (x[k] - mean) / (double)n;
+                am += fabs(x[k]) / (double)n;
+            }
+            rstd = 1 / sqrt(var + feps);
+            for (int64_t k = 0; k < n; k++) {
+                double gw = gr[k] * (use_w ? wv[k] : 1), xh = (x[k] - mean) * rstd;
+                m1 += rms ? 0 : gw / (double)n;
+                m2 += gw * xh / (double)n;
+                a1 += rms ? 0 : fabs(gw) / (double)n;
+                a2 += fabs(gw * xh) / (double)n;
+            }
+            for (int64_t k = 0; k < n; k++) {
+                double gw = gr[k] * (use_w ? wv[k] : 1), xh = (x[k] - mean) * rstd;
+                want[i * n + k] = rstd * (gw - m1 - xh * m2);
+                tol[i * n + k] = 4 * (t_depth(n) + 16) * T_U * rstd * (fabs(gw) + a1 + fabs(xh) * a2) *
+                                     (1 + am * rstd) + DTFN(narrow_tol)(want[i * n + k]) + 0x1p-126;
+            }
+        }
+        snprintf(what, sizeof what, "a %s, g %s, weight %s, eps %g", t_layout[l], t_layout[(l + 2) % L_COUNT],
+                 use_w ? t_layout[(l + 1) % L_COUNT] : "NULL", eps);
+        DTFN(check_against)(&c, what, r, s->n, s->s, want, tol);
+        tensor_free(r), tensor_free(a), tensor_free(g), tensor_free(w);
+        free(av), free(gv), free(wv), free(want), free(tol);
+    }
+    t_done(&c, "%s %s%s over the last dim of %s: %d layouts", DT_NAME, name, use_w ? "" : " without weight",
+           t_shape_str(s1, sizeof s1, s->n, s->s), L_COUNT);
+    if (sh == 0) {
+        int64_t s23[2] = {2, 3}, s32[2] = {3, 2};
+        TT *x = TFN(zeros)(2, s23, tendo_cpu()), *y = TFN(zeros)(2, s32, tendo_cpu());
+        TT *w2 = TFN(ones)(1, (const int64_t[]){2}, tendo_cpu());
+        bool good = (rms ? TFN(rms_norm_backward)(x, y, NULL, 1e-5) : TFN(layer_norm_backward)(x, y, NULL, 1e-5)) == NULL &&
+                    t_failed_with(TENDO_ERR_SHAPE, "one shape");
+
+        good = (rms ? TFN(rms_norm_backward)(x, x, w2, 1e-5) : TFN(layer_norm_backward)(x, x, w2, 1e-5)) == NULL &&
+               t_failed_with(TENDO_ERR_SHAPE, "[2]") && good;
+        good = (rms ? TFN(rms_norm_backward)(x, x, NULL, -1) : TFN(layer_norm_backward)(x, x, NULL, -1)) == NULL &&
+               t_failed_with(TENDO_ERR_INVALID_ARG, "eps") && good;
+        good = (rms ? TFN(rms_norm_backward)(NULL, x, NULL, 1e-5) : TFN(layer_norm_backward)(NULL, x, NULL, 1e-5)) ==
+                   NULL && t_failed_with(TENDO_ERR_INVALID_ARG, name) && good;
+        ok(good, "%s %s: shapes that differ, a weight that does not fit, eps < 0, NULL: clear errors", DT_NAME, name);
+        tensor_free(x), tensor_free(y), tensor_free(w2);
+    }
 }
 
 static void DTFN(test_norm_edges)(void)
@@ -777,11 +938,15 @@ static void DTFN(test_nn)(void)
     for (int lg = 0; lg < 2; lg++) {
         DTFN(test_softmax)(lg);
         DTFN(test_softmax_stable)(lg);
+        DTFN(test_softmax_back)(lg);
     }
     DTFN(test_softmax_edges)();
     for (int variant = 0; variant < N_COUNT; variant++)
         for (int sh = 0; sh < T_NNSHAPES; sh++)
             DTFN(test_norm)(variant, sh);
+    for (int sh = 0; sh < T_NNSHAPES; sh++)
+        for (int k = 0; k < 4; k++)
+            DTFN(test_norm_back)(k & 1, k & 2, sh);
     DTFN(test_norm_edges)();
     DTFN(test_nn_threads)();
 }

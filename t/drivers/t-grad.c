@@ -18,6 +18,10 @@
  * backwards, freeing handles before backward, a deep chain, and the errors
  * of API.md (backward twice, a non-scalar root without grad, a saved tensor
  * modified in place, in-place writes under grad mode, non-leaves).
+ *
+ * Part 3, attention's fused backward (and its mask's gradient) in f64 and
+ * f32, on the CPU and cuda:0, against a naive double-precision reference,
+ * on the shapes part 1's sample call does not reach.
  */
 #include <math.h>
 #include <stdio.h>
@@ -467,10 +471,249 @@ static void part1(void)
     diag("part 1: %d differentiable functions of f64%s", nfn, cuda ? ", on the CPU and cuda:0" : " (no CUDA device)");
 }
 
+/* ---- part 3: attention's fused backward ---------------------------------------------- */
+
+/* One attention problem: q [batch, hq, lq, d] (2-D [lq, d] when batch and
+ * hq are 0), k [.., hkv, lk, d], v [.., hkv, lk, dv]; the mask of shape
+ * mshape (nm dims, 0: none), broadcast to the scores; q a non-contiguous
+ * view when strided (f64 on the CPU). */
+typedef struct {
+    int64_t batch, hq, hkv, lq, lk, d, dv;
+    bool causal, strided;
+    int nm;
+    int64_t mshape[4];
+} attn_case;
+
+/* The mask element of (b, h, i, j): mshape right-aligned against [batch,
+ * hq, lq, lk], size-1 dims broadcast. */
+static double mask_at(const attn_case *c, const double *m, int64_t b, int64_t h, int64_t i, int64_t j)
+{
+    int64_t full[4] = {b, h, i, j}, off = 0;
+
+    for (int k = 0; k < c->nm; k++) {
+        int64_t size = c->mshape[k], at = full[4 - c->nm + k];
+        off = off * size + (size == 1 ? 0 : at);
+    }
+    return m[off];
+}
+
+/* The gradients of sum(attention(q, k, v, mask) * w) in double, naively
+ * (the whole score matrix of each head): dq, dk, dv zeroed by the caller,
+ * dm (the mask's shape) too, or NULL. */
+static void attn_reference(const attn_case *c, const double *q, const double *k, const double *v, const double *m,
+                           const double *w, double *dq, double *dk, double *dv, double *dm)
+{
+    int64_t nb = c->batch ? c->batch : 1, hq = c->hq ? c->hq : 1, hkv = c->hkv ? c->hkv : 1;
+    int64_t lq = c->lq, lk = c->lk, d = c->d, e = c->dv;
+    double sc = 1 / sqrt((double)d), *p = calloc((size_t)(lk * 2), sizeof *p), *dp = p + lk;
+
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t h = 0; h < hq; h++) {
+            int64_t kh = b * hkv + h / (hq / hkv);
+            const double *Q = q + (b * hq + h) * lq * d, *K = k + kh * lk * d, *V = v + kh * lk * e;
+            const double *W = w + (b * hq + h) * lq * e;
+            double *dQ = dq + (b * hq + h) * lq * d, *dK = dk + kh * lk * d, *dV = dv + kh * lk * e;
+
+            for (int64_t i = 0; i < lq; i++) {
+                double mx = -INFINITY, sum = 0, dd = 0;
+
+                for (int64_t j = 0; j < lk; j++) {
+                    double s = 0;
+                    for (int64_t x = 0; x < d; x++)
+                        s += Q[i * d + x] * K[j * d + x];
+                    s = s * sc + (m ? mask_at(c, m, b, h, i, j) : 0);
+                    if (c->causal && j > i + lk - lq)
+                        s = -INFINITY;
+                    p[j] = s;
+                    mx = s > mx ? s : mx;
+                }
+                for (int64_t j = 0; j < lk; j++)
+                    sum += p[j] = exp(p[j] - mx);
+                for (int64_t j = 0; j < lk; j++) {
+                    p[j] /= sum;
+                    dp[j] = 0;
+                    for (int64_t x = 0; x < e; x++) {
+                        dp[j] += W[i * e + x] * V[j * e + x];
+                        dV[j * e + x] += p[j] * W[i * e + x];
+                    }
+                    dd += p[j] * dp[j];
+                }
+                for (int64_t j = 0; j < lk; j++) {
+                    double ds = p[j] * (dp[j] - dd);
+                    if (dm) { /* summed where the mask broadcast */
+                        int64_t full[4] = {b, h, i, j}, off = 0;
+                        for (int x = 0; x < c->nm; x++)
+                            off = off * c->mshape[x] + (c->mshape[x] == 1 ? 0 : full[4 - c->nm + x]);
+                        dm[off] += ds;
+                    }
+                    for (int64_t x = 0; x < d; x++) {
+                        dQ[i * d + x] += sc * ds * K[j * d + x];
+                        dK[j * d + x] += sc * ds * Q[i * d + x];
+                    }
+                }
+            }
+        }
+    free(p);
+}
+
+/* n random values in [-1, 1]. */
+static double *randoms(int64_t n)
+{
+    double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+
+    for (int64_t i = 0; i < n; i++)
+        x[i] = 2 * uniform() - 1;
+    return x;
+}
+
+/* The relative 2-norm distance of t (any float dtype and device) from ref. */
+static double rel_dist(const tendo__tensor *t, const double *ref)
+{
+    tendo__tensor *a = t ? as_f64(t) : NULL;
+    const double *x = a ? tendo__tensor_data(a) : NULL;
+    double num = 0, den = 0;
+
+    if (!a)
+        return INFINITY;
+    for (int64_t i = 0; i < a->numel; i++) {
+        num += (x[i] - ref[i]) * (x[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    tendo__tensor_free(a);
+    return sqrt(num) / (sqrt(den) > 1e-300 ? sqrt(den) : 1);
+}
+
+static tendo__tensor *attention_of(tendo_dtype dt, const tendo__tensor *q, const tendo__tensor *k,
+                                   const tendo__tensor *v, const tendo__tensor *m, bool causal)
+{
+    if (dt == TENDO_F64)
+        return (tendo__tensor *)(void *)tensor_f64_attention((const tensor_f64 *)(const void *)q,
+                                                             (const tensor_f64 *)(const void *)k,
+                                                             (const tensor_f64 *)(const void *)v,
+                                                             (const tensor_f64 *)(const void *)m, causal, 0.0);
+    return (tendo__tensor *)(void *)tensor_f32_attention((const tensor_f32 *)(const void *)q,
+                                                         (const tensor_f32 *)(const void *)k,
+                                                         (const tensor_f32 *)(const void *)v,
+                                                         (const tensor_f32 *)(const void *)m, causal, 0.0);
+}
+
+/* Case c in dtype dt on device dev against the double reference. */
+static void attn_grad_check(const attn_case *c, const char *what, tendo_dtype dt, tendo_device dev)
+{
+    int two = c->batch == 0, nd = two ? 2 : 4;
+    int64_t nb = two ? 1 : c->batch, hq = two ? 1 : c->hq, hkv = two ? 1 : c->hkv;
+    int64_t qs[4] = {nb, hq, c->lq, c->d}, ks[4] = {nb, hkv, c->lk, c->d}, vs[4] = {nb, hkv, c->lk, c->dv};
+    int64_t ws[4] = {nb, hq, c->lq, c->dv}, nq = nb * hq * c->lq * c->d, nk = nb * hkv * c->lk * c->d;
+    int64_t nv = nb * hkv * c->lk * c->dv, nw = nb * hq * c->lq * c->dv, nmask = 1;
+    double tol = dt == TENDO_F64 ? 1e-10 : 1e-4, *q, *k, *v, *w, *m = NULL, *dq, *dk, *dv, *dm = NULL, err[4];
+    tendo__tensor *t[5] = {NULL}, *wt, *o;
+    const double *ref[4];
+    char name[160];
+
+    for (int i = 0; i < c->nm; i++)
+        nmask *= c->mshape[i];
+    q = randoms(nq), k = randoms(nk), v = randoms(nv), w = randoms(nw);
+    if (c->nm)
+        m = randoms(nmask);
+    dq = calloc((size_t)nq, sizeof *dq), dk = calloc((size_t)nk, sizeof *dk), dv = calloc((size_t)nv, sizeof *dv);
+    if (c->nm)
+        dm = calloc((size_t)nmask, sizeof *dm);
+    attn_reference(c, q, k, v, m, w, dq, dk, dv, dm);
+    {
+        const double *src[5] = {q, k, v, w, m};
+        const int64_t *shp[4] = {qs, ks, vs, ws};
+
+        for (int i = 0; i < 5; i++) {
+            tendo__tensor *f;
+
+            if (i == 4 && !m)
+                break;
+            if (i == 0 && c->strided) { /* q as the first d columns of [.., lq, 2d] */
+                int64_t wide[4] = {qs[0], qs[1], qs[2], 2 * qs[3]};
+                double *x = malloc((size_t)(2 * nq) * sizeof *x);
+                tendo__tensor *big;
+
+                for (int64_t r = 0; r < nq / c->d; r++)
+                    for (int64_t j = 0; j < 2 * c->d; j++)
+                        x[r * 2 * c->d + j] = j < c->d ? q[r * c->d + j] : 99;
+                big = (tendo__tensor *)(void *)tensor_f64_from_data(x, nd, two ? wide + 2 : wide, tendo_cpu());
+                f = (tendo__tensor *)(void *)tensor_f64_narrow((tensor_f64 *)(void *)big, -1, 0, c->d);
+                tendo__tensor_free(big);
+                free(x);
+            } else {
+                f = (tendo__tensor *)(void *)tensor_f64_from_data(src[i], i == 4 ? c->nm : nd,
+                                                                  i == 4 ? c->mshape : two ? shp[i] + 2 : shp[i],
+                                                                  tendo_cpu());
+            }
+            t[i] = dt == TENDO_F64 && dev.type == TENDO_CPU ? f : convert(f, dt, dev);
+            if (t[i] != f)
+                tendo__tensor_free(f);
+        }
+    }
+    for (int i = 0; i < 5; i++)
+        if (t[i] && i != 3)
+            tendo__set_requires_grad("t-grad", t[i], true);
+    wt = t[3];
+    o = attention_of(dt, t[0], t[1], t[2], t[4], c->causal);
+    snprintf(name, sizeof name, "%s attention %s on %s", dt == TENDO_F64 ? "f64" : "f32", what, tendo_device_str(dev));
+    if (!o || tendo__backward("t-grad", o, wt) != TENDO_OK) {
+        ok(false, "%s: backward", name);
+        diag("%s", tendo_error_message(tendo_last_error()));
+    } else {
+        ref[0] = dq, ref[1] = dk, ref[2] = dv, ref[3] = dm;
+        for (int i = 0; i < 4; i++) {
+            const tendo__tensor *g = i < 3 ? t[i] : t[4];
+            err[i] = g ? rel_dist(g->ag && g->ag->grad ? g->ag->grad : NULL, ref[i]) : 0;
+        }
+        if (!ok(err[0] <= tol && err[1] <= tol && err[2] <= tol && err[3] <= tol,
+                "%s: dq, dk, dv%s within %g of the double reference", name, m ? ", dmask" : "", tol))
+            diag("relative errors %g %g %g %g", err[0], err[1], err[2], err[3]);
+    }
+    tendo__tensor_free(o);
+    for (int i = 0; i < 5; i++)
+        tendo__tensor_free(t[i]);
+    free(q), free(k), free(v), free(w), free(m), free(dq), free(dk), free(dv), free(dm);
+}
+
+/* The fused kernels past what part 1's sample call reaches: grouped-query
+ * heads, causal with Lq != Lk, masks broadcast, blocks of queries and keys
+ * crossed, one head of 2-D operands, a non-contiguous q. */
+static void part3(void)
+{
+    static const attn_case cases[] = {
+        {2, 4, 2, 5, 7, 3, 4, true, false, 0, {0}},
+        {1, 2, 1, 70, 300, 8, 5, false, false, 2, {70, 300}},
+        {2, 2, 2, 6, 9, 4, 4, true, false, 3, {2, 1, 9}},
+        {0, 0, 0, 5, 8, 3, 2, false, false, 2, {5, 8}},
+        {1, 3, 1, 66, 66, 5, 3, true, true, 0, {0}},
+    };
+    static const char *const what[] = {"GQA causal Lq<Lk", "blocks crossed, [Lq, Lk] mask",
+                                       "causal + [H, 1, Lk] mask", "2-D, one head", "strided q, causal"};
+    bool cuda = tendo_cuda_available();
+
+    rng_state = 11;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        attn_case c = cases[i];
+
+        attn_grad_check(&c, what[i], TENDO_F64, tendo_cpu());
+        c.strided = false;
+        attn_grad_check(&c, what[i], TENDO_F32, tendo_cpu());
+        if (cuda) {
+            attn_grad_check(&c, what[i], TENDO_F64, tendo_cuda(0));
+            attn_grad_check(&c, what[i], TENDO_F32, tendo_cuda(0));
+        }
+    }
+}
+
 #else
 static void part1(void)
 {
     diag("part 1 skipped: this build has no f64 to check gradients against");
+}
+
+static void part3(void)
+{
+    diag("part 3 skipped: this build has no f64 to check gradients against");
 }
 #endif
 
@@ -612,5 +855,6 @@ int main(void)
     plan_lazy();
     part1();
     part2();
+    part3();
     return done_testing();
 }
