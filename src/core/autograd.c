@@ -13,6 +13,8 @@
 
 #include "core/autograd.h"
 #include "core/internal.h"
+#include "core/traits.h"
+#include "tendo/erased.h"
 
 /* ---- grad mode ------------------------------------------------------------------- */
 
@@ -161,6 +163,7 @@ tendo__tensor *tendo__node_attach(tendo__node *n, tendo__tensor *r)
         return NULL;
     }
     m->fn = n;
+    n->dtype = r->dtype;
     r->ag = m;
     return r;
 }
@@ -386,7 +389,37 @@ static tendo__tensor *sum_to(tendo__tensor *g, const tendo__input_meta *m, const
     return g;
 }
 
-/* *acc += g, out of place: *acc becomes a new tensor (g is taken). */
+/* Whether the gradients of dtype dt are summed in f32 and rounded to dt
+ * once (a narrow float: bf16, f16, the fp8s; as PyTorch's autocast sums in
+ * f32 what it computes in them), when this build has f32. */
+static bool sums_in_f32(tendo_dtype dt)
+{
+    const tendo__traits *t = tendo__traits_of(dt);
+
+    return !t->own_compute && t->compute == TENDO__COMPUTE_FLOAT && tendo__grad_kit_of(TENDO_F32);
+}
+
+/* t converted to dtype dt (a new tensor; t itself is left alone), or NULL
+ * with the error set. */
+static tendo__tensor *converted(const tendo__tensor *t, tendo_dtype dt)
+{
+    return (tendo__tensor *)(void *)tendo_tensor_to_dtype((const tendo_tensor *)(const void *)t, dt);
+}
+
+/* t (taken) as dtype dt: t itself when it has it, else converted. */
+static tendo__tensor *as_dtype(tendo__tensor *t, tendo_dtype dt)
+{
+    tendo__tensor *c;
+
+    if (!t || t->dtype == dt)
+        return t;
+    c = converted(t, dt);
+    tendo__tensor_free(t);
+    return c;
+}
+
+/* *acc += g, out of place: *acc becomes a new tensor (g is taken); in f32
+ * for a narrow float (as_dtype(*acc, its dtype) rounds the sum once). */
 static bool accumulate(tendo__tensor **acc, tendo__tensor *g)
 {
     tendo__tensor *s;
@@ -394,6 +427,10 @@ static bool accumulate(tendo__tensor **acc, tendo__tensor *g)
     if (!*acc) {
         *acc = g;
         return true;
+    }
+    if (sums_in_f32(g->dtype) && (!(*acc = as_dtype(*acc, TENDO_F32)) || !(g = as_dtype(g, TENDO_F32)))) {
+        tendo__tensor_free(g);
+        return false;
     }
     s = tendo__grad_kit_of(g->dtype)->add(*acc, g);
     tendo__tensor_free(g);
@@ -408,6 +445,7 @@ static bool accumulate(tendo__tensor **acc, tendo__tensor *g)
 typedef struct {
     tendo__grad_meta *leaf;
     tendo__tensor *g;
+    tendo_dtype dtype; /* the leaf's (g may be an f32 sum) */
 } leaf_grad;
 
 static bool give_leaf(leaf_grad **lg, int *nlg, int *cap, tendo__grad_meta *leaf, tendo__tensor *g)
@@ -426,17 +464,31 @@ static bool give_leaf(leaf_grad **lg, int *nlg, int *cap, tendo__grad_meta *leaf
         *lg = v;
         *cap = c;
     }
-    (*lg)[(*nlg)++] = (leaf_grad){leaf, g};
+    (*lg)[(*nlg)++] = (leaf_grad){leaf, g, g->dtype};
     return true;
 }
 
 /* The sum a leaf will hold: its gradient so far plus g (a new tensor of
- * its own storage), computed now so that the commit cannot fail. */
+ * its own storage, of the leaf's dtype), computed now so that the commit
+ * cannot fail.  A narrow float's is summed in f32 and rounded once. */
 static bool stage_leaf(leaf_grad *x)
 {
-    const tendo__grad_kit *kit = tendo__grad_kit_of(x->g->dtype);
-    tendo__tensor *s = x->leaf->grad ? kit->add(x->leaf->grad, x->g) : kit->clone(x->g);
+    tendo__tensor *old = x->leaf->grad, *s;
 
+    if (old && sums_in_f32(x->dtype)) {
+        tendo__tensor *o32 = converted(old, TENDO_F32);
+
+        x->g = as_dtype(x->g, TENDO_F32);
+        s = o32 && x->g ? tendo__grad_kit_of(TENDO_F32)->add(o32, x->g) : NULL;
+        tendo__tensor_free(o32);
+        s = as_dtype(s, x->dtype);
+    } else if (x->g->dtype != x->dtype) { /* an f32 sum: rounded into a tensor of its own */
+        s = converted(x->g, x->dtype);
+    } else {
+        const tendo__grad_kit *kit = tendo__grad_kit_of(x->dtype);
+
+        s = old ? kit->add(old, x->g) : kit->clone(x->g);
+    }
     if (!s)
         return false;
     tendo__tensor_free(x->g);
@@ -560,7 +612,7 @@ tendo_status tendo__backward(const char *op, const tendo__tensor *root, const te
         int nin = n->n_in;
 
         memset(gin, 0, (size_t)nin * sizeof *gin);
-        if (!n->backward(n, n->buf, gin)) {
+        if (!(n->buf = as_dtype(n->buf, n->dtype)) || !n->backward(n, n->buf, gin)) {
             st = tendo_error_status(tendo_last_error());
             goto out;
         }

@@ -68,6 +68,7 @@ struct tendo__node {
     tendo__tensor **saved;    /* [n_saved]: handles of their own (NULL: not needed) */
     uint64_t *saved_version;  /* [n_saved]: their storage's version when saved */
     void *ctx;                /* the function's scalar params (a generated struct) */
+    tendo_dtype dtype;        /* its result's (the dtype of the gradient it is given) */
     bool released;            /* backward has run through it: saved tensors freed */
     /* the engine's scratch, valid during one backward */
     int deps;

@@ -646,6 +646,32 @@ static bool seq_backward(void)
     return good;
 }
 
+#ifdef TENDO_HAVE_BF16
+static tensor_bf16 *bw_half;
+
+/* A bf16 leaf used three times: the engine sums its gradients in f32 and
+ * rounds once (conversions that can fail), into the gradient it already
+ * has from the sweep's earlier runs. */
+static bool seq_backward_bf16(void)
+{
+    const tendo__tensor *g = ((const tendo__tensor *)(const void *)bw_half)->ag->grad;
+    snap before = g ? snapshot((const tendo_tensor *)(const void *)g) : (snap){0};
+    tensor_bf16 *sq = NULL, *s = NULL, *loss = NULL;
+    bool good = false, kept;
+
+    if ((sq = CALL("mul", tensor_mul(bw_half, bw_half))) && (s = CALL("add", tensor_add(sq, bw_half))) &&
+        (loss = CALL("sum_all", tensor_sum_all(s))))
+        good = CALL("backward", tensor_backward(loss, NULL)) == TENDO_OK;
+    g = ((const tendo__tensor *)(const void *)bw_half)->ag->grad;
+    kept = good || (before.bytes ? g && same((const tendo_tensor *)(const void *)g, &before) : !g);
+    free(before.bytes);
+    tensor_free(loss), tensor_free(s), tensor_free(sq);
+    if (!kept)
+        return wrong("a failed backward changed a bf16 leaf's gradient");
+    return good;
+}
+#endif
+
 typedef struct {
     const char *name;
     bool (*run)(void);
@@ -730,6 +756,9 @@ static void part2(void)
         {"pool segments", seq_pool, NULL},
         {"matmul and attention on two OpenMP threads", seq_threads, NULL},
         {"forward and backward through matmul, relu, layer_norm, log_softmax", seq_backward, NULL},
+#ifdef TENDO_HAVE_BF16
+        {"backward of a bf16 leaf used three times (f32 sums)", seq_backward_bf16, NULL},
+#endif
         {"on cuda:0: to device, add, matmul, split sum, new segment, back", seq_gpu, NULL},
     };
     const size_t nseqs = sizeof seqs / sizeof seqs[0] - (tendo_cuda_device_count() > 0 ? 0 : 1);
@@ -761,6 +790,11 @@ static void part2(void)
     if (!bw_w1 || !bw_w2 || !bw_bias || tensor_set_requires_grad(bw_w1, true) != TENDO_OK ||
         tensor_set_requires_grad(bw_w2, true) != TENDO_OK || tensor_set_requires_grad(bw_bias, true) != TENDO_OK)
         bail("setup failed");
+#ifdef TENDO_HAVE_BF16
+    bw_half = tensor_bf16_randn(1, (const int64_t[]){6}, 14, tendo_cpu());
+    if (!bw_half || tensor_set_requires_grad(bw_half, true) != TENDO_OK)
+        bail("setup failed");
+#endif
     for (size_t i = 0; i < nseqs; i++)
         sweep_seq(&seqs[i]);
     if (nseqs < sizeof seqs / sizeof seqs[0])
@@ -771,6 +805,9 @@ static void part2(void)
     tendo_tensor_free(in_a);
     tendo_tensor_free(in_b);
     tensor_free(bw_w1), tensor_free(bw_w2), tensor_free(bw_bias);
+#ifdef TENDO_HAVE_BF16
+    tensor_free(bw_half);
+#endif
 }
 
 int main(void)

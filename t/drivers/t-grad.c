@@ -733,6 +733,45 @@ static double at(const tensor_f32 *t, int64_t k)
     return tensor_f32_data(t)[k];
 }
 
+#ifdef TENDO_HAVE_BF16
+/* The gradient of bf16 x [1] = 1 through 1 + 4 * 2^-9, in terms of x used
+ * five times (through x itself, or through h = x * 1 when via_node): summed
+ * in bf16 one term at a time each 2^-9 (a quarter of bf16's step at 1)
+ * would be lost, giving 1; summed in f32 and rounded once it is exactly
+ * 1 + 2^-7. */
+static void bf16_sums_in_f32(bool via_node)
+{
+    static const double c[5] = {0x1p-9, 0x1p-9, 1, 0x1p-9, 0x1p-9}; /* 1 in the middle of either order */
+    int64_t one = 1;
+    tensor_bf16 *x = tensor_bf16_full(1, &one, 1.0, tendo_cpu()), *h, *acc = NULL, *g;
+    tensor_f32 *g32;
+
+    tensor_set_requires_grad(x, true);
+    h = via_node ? tensor_bf16_mul_scalar(x, 1.0) : tensor_bf16_detach(x);
+    if (!via_node)
+        tensor_bf16_free(h), h = NULL;
+    for (int k = 0; k < 5; k++) {
+        tensor_bf16 *t = tensor_bf16_mul_scalar(h ? h : x, c[k]), *s = acc ? tensor_bf16_add(acc, t) : t;
+
+        if (s != t)
+            tensor_bf16_free(t);
+        tensor_bf16_free(acc);
+        acc = s;
+    }
+    ok(tensor_bf16_backward(acc, NULL) == TENDO_OK, "bf16 x used five times%s: backward", via_node ? " via a node" : "");
+    g = tensor_bf16_grad(x);
+    g32 = g ? tensor_bf16_to_f32(g) : NULL;
+    if (!ok(g32 && at(g32, 0) == 1 + 0x1p-7, "bf16 gradient summed in f32, rounded once: 1 + 2^-7%s",
+            via_node ? " (an intermediate's gradient)" : " (a leaf's)"))
+        diag("got %.10g", g32 ? at(g32, 0) : NAN);
+    tensor_f32_free(g32);
+    tensor_bf16_free(g);
+    tensor_bf16_free(acc);
+    tensor_bf16_free(h);
+    tensor_bf16_free(x);
+}
+#endif
+
 static void part2(void)
 {
     tensor_f32 *x = vec(4, 1), *y, *z, *g, *u, *v;
@@ -855,6 +894,10 @@ int main(void)
     plan_lazy();
     part1();
     part2();
+#ifdef TENDO_HAVE_BF16
+    bf16_sums_in_f32(false);
+    bf16_sums_in_f32(true);
+#endif
     part3();
     return done_testing();
 }
