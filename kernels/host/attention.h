@@ -1,6 +1,8 @@
-/* kernels/host/attention.h - the launch ABI of rope and attention on a GPU:
- * plain C structs that kernels/host/transformer.c fills in and the launchers of
- * kernels/attention.cu (kernels in kernels/attention.cuh) run.
+/* kernels/host/attention.h - the launch ABI of rope, attention and
+ * attention's gradients on a GPU: plain C structs that
+ * kernels/host/transformer.c fills in and the launchers of
+ * kernels/attention.cu (kernels in kernels/attention.cuh and
+ * kernels/attention_back.cuh) run.
  *
  * The kernels compute in one type, float or double (dbl), on dense
  * row-major operands already widened to it: kernels/host/transformer.c converts

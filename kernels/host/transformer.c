@@ -1,5 +1,6 @@
-/* kernels/host/transformer.c - rope and attention on a GPU: the device table's
- * entries (core/transformer.c has checked the arguments).
+/* kernels/host/transformer.c - rope, attention and attention's gradients
+ * on a GPU: the device table's entries (core/transformer.c has checked the
+ * arguments).
  *
  * As on the CPU (src/cpu/attention.c), the kernels compute in the dtype's
  * compute type, float or double, on dense operands: a tensor of another

@@ -1,5 +1,5 @@
-/* src/core/transformer.c - rope and attention: argument checks and shapes,
- * then the device's kernels (core/device.h). */
+/* src/core/transformer.c - rope, attention and attention's gradients:
+ * argument checks and shapes, then the device's kernels (core/device.h). */
 #include <math.h>
 #include <string.h>
 

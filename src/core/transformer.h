@@ -1,6 +1,7 @@
-/* src/core/transformer.h - rope and attention: the shapes and argument
- * checks (src/core/transformer.c), which hand checked operands to the
- * device table's rope and attention (src/cpu/attention.c on the CPU). */
+/* src/core/transformer.h - rope, attention and attention's gradients: the
+ * shapes and argument checks (src/core/transformer.c), which hand checked
+ * operands to the device table's entries (src/cpu/attention.c and
+ * src/cpu/attention_back.c on the CPU). */
 #ifndef TENDO_SRC_CORE_TRANSFORMER_H
 #define TENDO_SRC_CORE_TRANSFORMER_H
 
