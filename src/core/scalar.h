@@ -188,6 +188,13 @@ static inline TENDO_HD uint64_t tendo__remainder_u64(uint64_t a, uint64_t b) { r
  * without cancellation for negative x: Phi(x) as erfc(-x/sqrt2)/2, and
  * tanh's (1 + t) and (1 - t^2) through sigmoids of +-2u. */
 #define TENDO__ACT_GRAD(S, T) \
+    /* sigmoid(x) and sigmoid(-x) from one exp(-|x|), each one division */ \
+    static inline TENDO_HD void tendo__sigmoid_pair##S(T x, T *sp, T *sm) \
+    { \
+        T e = exp##S(x < (T)0 ? x : -x), d = (T)1 + e; \
+        *sp = x < (T)0 ? e / d : (T)1 / d; \
+        *sm = x < (T)0 ? (T)1 / d : e / d; \
+    } \
     static TENDO_HD_NOINLINE T tendo__gelu_grad##S(T g, T x) /* erfc and exp: 70 registers inlined in f64 */ \
     { \
         T cdf = (T)0.5 * erfc##S(-x * (T)0.70710678118654752440); \
@@ -198,13 +205,15 @@ static inline TENDO_HD uint64_t tendo__remainder_u64(uint64_t a, uint64_t b) { r
     { \
         const T k = (T)0.79788456080286535588, c = (T)0.044715; \
         T u = k * (x + c * x * x * x); \
-        T sp = tendo__sigmoid##S((T)2 * u), sm = tendo__sigmoid##S((T)-2 * u); \
+        T sp, sm; \
+        tendo__sigmoid_pair##S((T)2 * u, &sp, &sm); \
         return g * (sp + (T)2 * x * sp * sm * k * ((T)1 + (T)3 * c * x * x)); \
     } \
     static inline TENDO_HD T tendo__silu_grad##S(T g, T x) \
     { \
-        T sg = tendo__sigmoid##S(x); \
-        return g * sg * ((T)1 + x * tendo__sigmoid##S(-x)); \
+        T sp, sm; \
+        tendo__sigmoid_pair##S(x, &sp, &sm); \
+        return g * sp * ((T)1 + x * sm); \
     }
 TENDO__BOTH(TENDO__ACT_GRAD)
 
