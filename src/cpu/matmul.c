@@ -61,7 +61,8 @@ static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, enum
  * into column blocks of about COL_BLOCK instead (a decoder's [1, d] @
  * [d, 4d]), starting at whole B slivers (COL_ALIGN columns).  The AVX-512
  * kernels give the same bits on any tiles, so for them alone the columns
- * may also be split by thread count (float_prepare). */
+ * may also be split by thread count (float_prepare): where there are fewer
+ * tiles than threads, and to even out uneven row blocks. */
 #define ROW_BLOCK 256
 #define ROW_ALIGN 12
 #define COL_BLOCK 512
@@ -382,6 +383,15 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
         c->pkind = TENDO__PGEMM_NONE; /* small f32 products (attention's per-head ones, a decoder's rows): OpenBLAS */
     if (c->pkind != TENDO__PGEMM_NONE)
         c->blas = false;
+    /* Fewer tiles than threads (one row block of a product too small for
+     * two, as an MLP's [128, 512] layers are): columns split by thread
+     * count, whole slivers each (same bits on any tiles, as below). */
+    if (c->pkind != TENDO__PGEMM_NONE && threads > 1 &&
+        p->nbatches * rows->count * ((p->B.cols + *col_block - 1) / *col_block) < threads) {
+        int64_t per = (p->B.cols + threads - 1) / threads;
+
+        *col_block = (per + COL_ALIGN - 1) / COL_ALIGN * COL_ALIGN;
+    }
     if (c->pkind == TENDO__PGEMM_NONE || p->nbatches != 1 || rows->count < 2 || p->A.cols == 0)
         return 0;
     /* Row blocks of 21 and 22 tiles would idle a thread 1/22 of the time:

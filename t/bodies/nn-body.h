@@ -850,14 +850,15 @@ static void DTFN(test_norm_edges)(void)
  * 300x500 the cases include [40000,8] (dim -1) and [8,40000] (dim 0). */
 static void DTFN(test_nn_threads)(void)
 {
-    enum { N_CASES = 15 };
+    enum { N_CASES = 16 };
     static const char *names[N_CASES] = {
         "softmax [300,500] dim -1",    "softmax [300,500] dim 0",        "softmax [40000,8] dim -1",
         "softmax [8,40000] dim 0",     "log_softmax [40000,8] dim -1",   "log_softmax [300,500] dim 0",
         "layer_norm [300,500]",        "layer_norm [40000,8]",           "rms_norm [40000,8]",
         "matmul [128,256] @ [256,96]", "matmul flipped [128,256] @ transposed [256,96]",
         "matmul [4,64,70] @ [70,50]",  "matmul [300] @ [300,200]",
-        "matmul [310,40] @ [40,64] (two row blocks)", "matmul [2,256] @ transposed [256,1100] (column blocks)"};
+        "matmul [310,40] @ [40,64] (two row blocks)", "matmul [2,256] @ transposed [256,1100] (column blocks)",
+        "matmul [128,256] @ [256,512] (one row block, columns split by thread count)"};
     uint64_t rng = 0x71a5u;
     TT *big = DTFN(make)(L_CONTIG, 2, (const int64_t[]){300, 500}, &rng, D_RANDOM, -5, 5);
     TT *tall = DTFN(make)(L_CONTIG, 2, (const int64_t[]){40000, 8}, &rng, D_RANDOM, -5, 5);
@@ -877,6 +878,7 @@ static void DTFN(test_nn_threads)(void)
     TT *m40 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){40, 64}, &rng, D_RANDOM, -1, 1);
     TT *m2 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){2, 256}, &rng, D_RANDOM, -1, 1);
     TT *mwt = DTFN(make)(L_TRANS, 2, (const int64_t[]){256, 1100}, &rng, D_RANDOM, -1, 1);
+    TT *m512 = DTFN(make)(L_CONTIG, 2, (const int64_t[]){256, 512}, &rng, D_RANDOM, -1, 1);
 
     t_want_threads(DT_NAME);
     for (int k = 0; k < N_CASES; k++) {
@@ -902,6 +904,7 @@ static void DTFN(test_nn_threads)(void)
             case 12: r = tensor_matmul(v300, m300); break;
             case 13: r = tensor_matmul(m310, m40); break;
             case 14: r = tensor_matmul(m2, mwt); break;
+            case 15: r = tensor_matmul(ma, m512); break;
             }
             DTFN(tcheck_add)(&c, r, names[k]);
         }
@@ -926,6 +929,7 @@ static void DTFN(test_nn_threads)(void)
     tensor_free(m40);
     tensor_free(m2);
     tensor_free(mwt);
+    tensor_free(m512);
 }
 
 static void DTFN(test_nn)(void)
