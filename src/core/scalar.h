@@ -209,7 +209,7 @@ static inline TENDO_HD uint64_t tendo__remainder_u64(uint64_t a, uint64_t b) { r
         tendo__sigmoid_pair##S((T)2 * u, &sp, &sm); \
         return g * (sp + (T)2 * x * sp * sm * k * ((T)1 + (T)3 * c * x * x)); \
     } \
-    static inline TENDO_HD T tendo__silu_grad##S(T g, T x) \
+    static TENDO_HD_NOINLINE T tendo__silu_grad##S(T g, T x) /* f64 dense kernel: 66 registers inlined */ \
     { \
         T sp, sm; \
         tendo__sigmoid_pair##S(x, &sp, &sm); \
