@@ -84,6 +84,15 @@ static __device__ __forceinline__ int64_t tendo_attn_mask_offset(const tendo__cu
     return off;
 }
 
+/* rows x cols dense values of src into dst with row stride ld (a tile in
+ * shared memory, rows padded where ld > cols), by the block's threads. */
+template <typename T>
+static __device__ __forceinline__ void tendo_attn_stage(T *dst, int ld, const T *src, int rows, int cols)
+{
+    for (int e = threadIdx.x; e < rows * cols; e += TENDO_ATTN_THREADS)
+        dst[e / cols * ld + e % cols] = src[e];
+}
+
 /* Shared memory of one block (in Ts): the queries (bq x d), the key or
  * value tile (bk rows of max(d, dv) + 1: the pad keeps a warp's lanes,
  * reading one column of consecutive rows, off one bank), the scores (bq x
@@ -122,8 +131,7 @@ __global__ void __launch_bounds__(TENDO_ATTN_THREADS) k_attention(tendo__cu_attn
     T acc[R > 0 ? R : 1];
     int64_t moff = M ? tendo_attn_mask_offset(a, b, h) : 0, jend = lk;
 
-    for (int e = tid; e < bq * d; e += TENDO_ATTN_THREADS)
-        Qs[e] = Q[e];
+    tendo_attn_stage(Qs, d, Q, bq, d);
     for (int r = tid; r < bq; r += TENDO_ATTN_THREADS) {
         m[r] = -(T)INFINITY;
         l[r] = 0;
@@ -143,8 +151,7 @@ __global__ void __launch_bounds__(TENDO_ATTN_THREADS) k_attention(tendo__cu_attn
     for (int64_t j0 = 0; j0 < jend; j0 += BK) {
         const int bk = (int)(jend - j0 < BK ? jend - j0 : BK);
 
-        for (int e = tid; e < bk * d; e += TENDO_ATTN_THREADS)
-            KVs[e / d * kst + e % d] = K[j0 * d + e];
+        tendo_attn_stage(KVs, kst, K + j0 * d, bk, d);
         __syncthreads();
         /* the tile's scores */
         for (int e = tid; e < bq * bk; e += TENDO_ATTN_THREADS) {
@@ -163,8 +170,7 @@ __global__ void __launch_bounds__(TENDO_ATTN_THREADS) k_attention(tendo__cu_attn
         __syncthreads();
         /* the values replace the keys while the warps turn scores into
          * probabilities, a row each */
-        for (int e = tid; e < bk * dv; e += TENDO_ATTN_THREADS)
-            KVs[e / dv * kst + e % dv] = V[j0 * dv + e];
+        tendo_attn_stage(KVs, kst, V + j0 * dv, bk, dv);
         for (int r = warp; r < bq; r += nwarps) {
             T *sr = S + r * BK, mold = m[r], mx = -(T)INFINITY, mnew, cr, sum = 0;
 

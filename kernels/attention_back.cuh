@@ -57,8 +57,25 @@ static __device__ __forceinline__ T tendo_attn_back_score(const tendo__cu_attn &
     return s;
 }
 
+/* P = exp(score - lse) of query i (row qr, its gradient's row dor) and
+ * key j (rows kr, vr), returned, and dS = P (dO . v - D) into *ds. */
 template <typename T>
-__global__ void __launch_bounds__(TENDO_ATTN_THREADS) k_attn_back_q(tendo__cu_attn_back g)
+static __device__ __forceinline__ T tendo_attn_back_pds(const tendo__cu_attn &a, const T *M, int64_t moff,
+                                                        const T *qr, const T *kr, int d, const T *dor, const T *vr,
+                                                        int dv, int64_t i, int64_t j, T lse, T D, T *ds)
+{
+    T p = tendo_attn_exp(tendo_attn_back_score(a, M, moff, qr, kr, d, i, j) - lse), dp = 0;
+
+    for (int x = 0; x < dv; x++)
+        dp += dor[x] * vr[x];
+    *ds = p * (dp - D);
+    return p;
+}
+
+/* Both kernels bound to one block an SM: ptxas then keeps their 64-bit
+ * loop state in registers (at the default it spills some; t-ptxas checks). */
+template <typename T>
+__global__ void __launch_bounds__(TENDO_ATTN_THREADS, 1) k_attn_back_q(tendo__cu_attn_back g)
 {
     const tendo__cu_attn &a = g.a;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = TENDO_ATTN_THREADS / 32;
@@ -76,12 +93,10 @@ __global__ void __launch_bounds__(TENDO_ATTN_THREADS) k_attn_back_q(tendo__cu_at
     T *dS = Vs + BK * (dv + 1), *acc = dS + BQ * BK, *m = acc + BQ * d, *l = m + BQ, *D = l + BQ;
     int64_t moff = M ? tendo_attn_mask_offset(a, b, h) : 0, jend = lk;
 
-    for (int e = tid; e < bq * d; e += TENDO_ATTN_THREADS) {
-        Qs[e] = Q[e];
+    tendo_attn_stage(Qs, d, Q, bq, d);
+    tendo_attn_stage(dOs, dv, dO, bq, dv);
+    for (int e = tid; e < bq * d; e += TENDO_ATTN_THREADS)
         acc[e] = 0;
-    }
-    for (int e = tid; e < bq * dv; e += TENDO_ATTN_THREADS)
-        dOs[e] = dO[e];
     for (int r = warp; r < bq; r += nwarps) { /* D = rowsum(dO * O), a warp a row */
         T s = 0;
         for (int c = lane; c < dv; c += 32)
@@ -101,8 +116,7 @@ __global__ void __launch_bounds__(TENDO_ATTN_THREADS) k_attn_back_q(tendo__cu_at
     for (int64_t j0 = 0; j0 < jend; j0 += BK) {
         const int bk = (int)(jend - j0 < BK ? jend - j0 : BK);
 
-        for (int e = tid; e < bk * d; e += TENDO_ATTN_THREADS)
-            Ks[e / d * (d + 1) + e % d] = K[j0 * d + e];
+        tendo_attn_stage(Ks, d + 1, K + j0 * d, bk, d);
         __syncthreads();
         for (int e = tid; e < bq * bk; e += TENDO_ATTN_THREADS)
             dS[e / bk * BK + e % bk] = tendo_attn_back_score(a, M, moff, Qs + e / bk * d, Ks + e % bk * (d + 1), d,
@@ -138,20 +152,14 @@ __global__ void __launch_bounds__(TENDO_ATTN_THREADS) k_attn_back_q(tendo__cu_at
     for (int64_t j0 = 0; j0 < jend && g.dq; j0 += BK) {
         const int bk = (int)(jend - j0 < BK ? jend - j0 : BK);
 
-        for (int e = tid; e < bk * d; e += TENDO_ATTN_THREADS)
-            Ks[e / d * (d + 1) + e % d] = K[j0 * d + e];
-        for (int e = tid; e < bk * dv; e += TENDO_ATTN_THREADS)
-            Vs[e / dv * (dv + 1) + e % dv] = V[j0 * dv + e];
+        tendo_attn_stage(Ks, d + 1, K + j0 * d, bk, d);
+        tendo_attn_stage(Vs, dv + 1, V + j0 * dv, bk, dv);
         __syncthreads();
         for (int e = tid; e < bq * bk; e += TENDO_ATTN_THREADS) {
             int r = e / bk, c = e % bk;
-            T p = tendo_attn_exp(tendo_attn_back_score(a, M, moff, Qs + r * d, Ks + c * (d + 1), d, i0 + r, j0 + c) -
-                                 l[r]);
-            T dp = 0;
 
-            for (int x = 0; x < dv; x++)
-                dp += dOs[r * dv + x] * Vs[c * (dv + 1) + x];
-            dS[r * BK + c] = p * (dp - D[r]);
+            tendo_attn_back_pds(a, M, moff, Qs + r * d, Ks + c * (d + 1), d, dOs + r * dv, Vs + c * (dv + 1), dv,
+                                i0 + r, j0 + c, l[r], D[r], &dS[r * BK + c]);
         }
         __syncthreads();
         for (int e = tid; e < bq * d; e += TENDO_ATTN_THREADS) {
@@ -169,8 +177,6 @@ __global__ void __launch_bounds__(TENDO_ATTN_THREADS) k_attn_back_q(tendo__cu_at
             ((T *)g.dq)[row0 * d + e] = acc[e];
 }
 
-/* With one block an SM as its only bound, ptxas keeps its 64-bit loop
- * state in registers (at the default it spills some; t-ptxas checks). */
 template <typename T>
 __global__ void __launch_bounds__(TENDO_ATTN_THREADS, 1) k_attn_back_kv(tendo__cu_attn_back g)
 {
@@ -188,14 +194,12 @@ __global__ void __launch_bounds__(TENDO_ATTN_THREADS, 1) k_attn_back_kv(tendo__c
     /* the first query that sees key j0: i + lk - lq >= j0 */
     int64_t ifirst = a.causal && j0 - (lk - lq) > 0 ? j0 - (lk - lq) : 0;
 
-    for (int e = tid; e < bk * d; e += TENDO_ATTN_THREADS) {
-        Ks[e / d * (d + 1) + e % d] = ((const T *)a.k)[kv0 * d + e];
+    tendo_attn_stage(Ks, d + 1, (const T *)a.k + kv0 * d, bk, d);
+    tendo_attn_stage(Vs, dv + 1, (const T *)a.v + kv0 * dv, bk, dv);
+    for (int e = tid; e < bk * d; e += TENDO_ATTN_THREADS)
         dK[e] = 0;
-    }
-    for (int e = tid; e < bk * dv; e += TENDO_ATTN_THREADS) {
-        Vs[e / dv * (dv + 1) + e % dv] = ((const T *)a.v)[kv0 * dv + e];
+    for (int e = tid; e < bk * dv; e += TENDO_ATTN_THREADS)
         dV[e] = 0;
-    }
     for (int64_t h = hk * group; h < (int64_t)(hk + 1) * group; h++) {
         /* the head's mask, from its first element (offsets below within it) */
         const T *Mh = M ? M + tendo_attn_mask_offset(a, b, (unsigned)h) : NULL;
@@ -205,29 +209,17 @@ __global__ void __launch_bounds__(TENDO_ATTN_THREADS, 1) k_attn_back_kv(tendo__c
             const int64_t row0 = ((int64_t)b * a.hq + h) * lq + i0;
 
             __syncthreads(); /* the last tile's sums are done with Qs, dOs, P and dS */
-            {
-                const T *Qg = (const T *)a.q + row0 * d, *dOg = (const T *)g.dout + row0 * dv;
-
-                for (int e = tid; e < bq * d; e += TENDO_ATTN_THREADS)
-                    Qs[e / d * (d + 1) + e % d] = Qg[e];
-                for (int e = tid; e < bq * dv; e += TENDO_ATTN_THREADS)
-                    dOs[e / dv * (dv + 1) + e % dv] = dOg[e];
-                for (int r = tid; r < bq; r += TENDO_ATTN_THREADS) {
-                    lse[r] = ((const T *)g.lse)[row0 + r];
-                    D[r] = ((const T *)g.dd)[row0 + r];
-                }
-            }
+            tendo_attn_stage(Qs, d + 1, (const T *)a.q + row0 * d, bq, d);
+            tendo_attn_stage(dOs, dv + 1, (const T *)g.dout + row0 * dv, bq, dv);
+            tendo_attn_stage(lse, bq, (const T *)g.lse + row0, 1, bq);
+            tendo_attn_stage(D, bq, (const T *)g.dd + row0, 1, bq);
             __syncthreads();
             for (int e = tid; e < bq * bk; e += TENDO_ATTN_THREADS) {
                 int r = e / bk, c = e % bk;
-                T p = tendo_attn_exp(tendo_attn_back_score(a, Mh, 0, Qs + r * (d + 1), Ks + c * (d + 1), d,
-                                                           i0 + r, j0 + c) - lse[r]);
-                T dp = 0;
 
-                for (int x = 0; x < dv; x++)
-                    dp += dOs[r * (dv + 1) + x] * Vs[c * (dv + 1) + x];
-                P[r * BK + c] = p;
-                dS[r * BK + c] = p * (dp - D[r]);
+                P[r * BK + c] = tendo_attn_back_pds(a, Mh, 0, Qs + r * (d + 1), Ks + c * (d + 1), d,
+                                                    dOs + r * (dv + 1), Vs + c * (dv + 1), dv, i0 + r, j0 + c,
+                                                    lse[r], D[r], &dS[r * BK + c]);
             }
             __syncthreads();
             for (int e = tid; e < bk * dv; e += TENDO_ATTN_THREADS) {

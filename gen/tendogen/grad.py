@@ -113,7 +113,6 @@ def kind_of(inst, dt, by_name):
 
 
 @dataclasses.dataclass
-@dataclasses.dataclass
 class Group:
     """The inputs one formula gives: one, or several (joint)."""
     names: list            # input names

@@ -239,16 +239,12 @@ bool tendo__cuda_attention_backward(const char *op, const struct tendo__attn *a,
     c.lse = tendo__tensor_data(scratch);
     c.dd = (char *)c.lse + (size_t)(rows / 2) * tendo__traits_of(ct)->size;
     {
-        const tendo__tensor *ts[] = {g[0], g[1], g[2], dense[0], dense[1], dense[2], dense[3] ? dense[3] : mask,
-                                     O, dO, scratch};
-        const tendo__tensor *live[10];
-        int n = 0;
+        /* dense[0] first: begin and end take the device from ts[0]; NULL entries are skipped */
+        const tendo__tensor *ts[] = {dense[0], dense[1], dense[2], dense[3] ? dense[3] : mask, O, dO, scratch,
+                                     g[0], g[1], g[2]};
 
-        for (int i = 0; i < 10; i++)
-            if (ts[i])
-                live[n++] = ts[i];
-        ok = tendo__cuda_begin(op, live, n) &&
-             tendo__cuda_end(live, n, tendo__cuda_ok(op, tendo__cu_attention_back_run(&c, in_double(ct))));
+        ok = tendo__cuda_begin(op, ts, 10) &&
+             tendo__cuda_end(ts, 10, tendo__cuda_ok(op, tendo__cu_attention_back_run(&c, in_double(ct))));
     }
 done:
     for (int i = 0; i < 4; i++)

@@ -232,16 +232,7 @@ static bool pv_f64(const tendo__attn *a, const double *S, const double *V, const
                 break;                                                                               \
             for (int64_t r = 0; r < bq; r++) {                                                       \
                 T *s = S + r * BK, mx, mnew, corr;                                                   \
-                if (mask) {                                                                          \
-                    mt->widen(mask + (moff + (i0 + r) * a->mask_q + j0 * a->mask_k) * (int64_t)mt->size, \
-                              a->mask_k, mrow, bk);                                                  \
-                    row_add_##SFX(s, mrow, bk);                                                      \
-                }                                                                                    \
-                if (a->causal) {                                                                     \
-                    int64_t lim = i0 + r + lk - lq - j0; /* the last visible key in this block */    \
-                    for (int64_t j = lim + 1 > 0 ? lim + 1 : 0; j < bk; j++)                         \
-                        s[j] = -(T)INFINITY;                                                         \
-                }                                                                                    \
+                row_bias_##SFX(a, mask, mt, moff, i0 + r, j0, bk, s, mrow);                          \
                 mx = row_max_##SFX(s, bk);                                                           \
                 mnew = mx > m[r] ? mx : m[r];                                                        \
                 if (mnew == -(T)INFINITY) { /* nothing visible yet: P is 0 */                        \

@@ -134,12 +134,34 @@ static inline void gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, d
             x[j] *= v;                                                                           \
     }
 
+/* The scores s[0..bk) of query i against keys [j0, j0 + bk) plus the
+ * mask's row (mask NULL: none; moff its head's offset, its elements of
+ * dtype mt widened into mrow, bk values of scratch), and -inf past the
+ * causal limit. */
+#define ATTN_ROW_BIAS(T, SFX)                                                                    \
+    static inline void row_bias_##SFX(const tendo__attn *a, const char *mask, const tendo__traits *mt,     \
+                                      int64_t moff, int64_t i, int64_t j0, int64_t bk, T *s, T *mrow)     \
+    {                                                                                            \
+        if (mask) {                                                                              \
+            mt->widen(mask + (moff + i * a->mask_q + j0 * a->mask_k) * (int64_t)mt->size, a->mask_k, mrow, bk); \
+            row_add_##SFX(s, mrow, bk);                                                          \
+        }                                                                                        \
+        if (a->causal) {                                                                         \
+            int64_t lim = i + a->lk - a->lq - j0; /* the last visible key in this block */       \
+            for (int64_t c = lim + 1 > 0 ? lim + 1 : 0; c < bk; c++)                             \
+                s[c] = -(T)INFINITY;                                                             \
+        }                                                                                        \
+    }
+
 ATTN_ROW_REDUCE(float, f32)
 ATTN_ROW_REDUCE(double, f64)
 ATTN_ROW_MAP(float, f32)
 ATTN_ROW_MAP(double, f64)
+ATTN_ROW_BIAS(float, f32)
+ATTN_ROW_BIAS(double, f64)
 #undef ATTN_ROW_REDUCE
 #undef ATTN_ROW_MAP
+#undef ATTN_ROW_BIAS
 
 /* s[j] = exp(s[j] - m) over n values, returning their sum (one pass for
  * f32, tendo__vexp_shift_sum_f32). */

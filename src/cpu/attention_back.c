@@ -46,19 +46,8 @@ typedef struct {
     {                                                                                                   \
         const tendo__attn *a = j->a;                                                                    \
         gemm_##SFX(false, true, bq, bk, a->d, (T)a->scale, Q, a->d, K + j0 * a->d, a->d, 0, S, BK);     \
-        for (int64_t r = 0; r < bq; r++) {                                                              \
-            T *s = S + r * BK;                                                                          \
-            if (j->mask) {                                                                              \
-                j->mt->widen(j->mask + (moff + (i0 + r) * a->mask_q + j0 * a->mask_k) * (int64_t)j->mt->size, \
-                             a->mask_k, mrow, bk);                                                      \
-                row_add_##SFX(s, mrow, bk);                                                             \
-            }                                                                                           \
-            if (a->causal) {                                                                            \
-                int64_t lim = i0 + r + a->lk - a->lq - j0; /* the last visible key in this block */     \
-                for (int64_t c = lim + 1 > 0 ? lim + 1 : 0; c < bk; c++)                                \
-                    s[c] = -(T)INFINITY;                                                                \
-            }                                                                                           \
-        }                                                                                               \
+        for (int64_t r = 0; r < bq; r++)                                                                \
+            row_bias_##SFX(a, j->mask, j->mt, moff, i0 + r, j0, bk, S + r * BK, mrow);                  \
     }
 
 /* The task of (batch b, kv head hk); false on out of memory. */
