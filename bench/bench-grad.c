@@ -101,13 +101,13 @@ static tensor_f32 *param(int ndim, const int64_t *shape, double scale, uint64_t 
         T *ps[] = {p.x, p.attn_norm, p.wq, p.wk, p.wv, p.wo, p.ffn_norm, p.w_gate, p.w_up, p.w_down, p.lm_head}; \
         tensor_i64 *pos = M(tensor_i64_arange(0, (double)L, 1, tendo_cpu()));                                 \
         tensor_i64 *tg = M(tensor_i64_arange(0, (double)(B * L), 1, tendo_cpu()));                            \
-        tensor_i64 *tgm = M(tensor_remainder_scalar(tg, (double)V)), *tg2 = M(tensor_reshape(tgm, TENDO_SHAPE(B * L, 1))); \
+        tensor_i64 *tgm = M(tensor_remainder_scalar(tg, (double)V));                                          \
         double best = 1e30;                                                                                   \
                                                                                                               \
         tensor_set_requires_grad(p.x, false);                                                                 \
         for (int r = 0; r < 8; r++) {                                                                         \
             double t = now();                                                                                 \
-            T *loss = block_loss_##T(&p, (int)HQ, (int)HKV, pos, tg2);                                        \
+            T *loss = block_loss_##T(&p, (int)HQ, (int)HKV, pos, tgm);                                        \
                                                                                                               \
             if (tensor_backward(loss, NULL) != TENDO_OK)                                                      \
                 must(NULL, "backward");                                                                       \
@@ -119,7 +119,7 @@ static tensor_f32 *param(int ndim, const int64_t *shape, double scale, uint64_t 
         }                                                                                                     \
         for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)                                                   \
             tensor_free(ps[i]);                                                                               \
-        tensor_free(pos), tensor_free(tg), tensor_free(tgm), tensor_free(tg2);                                \
+        tensor_free(pos), tensor_free(tg), tensor_free(tgm);                                                  \
         return best;                                                                                          \
     }
 

@@ -21,20 +21,6 @@
 
 static const double PI = 3.14159265358979323846;
 
-/* mean((pred - target)^2), a new 0-d tensor */
-static tensor_f32 *mse(const tensor_f32 *pred, const tensor_f32 *target)
-{
-    tensor_f32 *d = CHECK(tensor_sub(pred, target));
-    tensor_f32 *sq = CHECK(tensor_mul(d, d));
-    tensor_f32 *s = CHECK(tensor_sum_all(sq));
-    tensor_f32 *m = CHECK(tensor_div_scalar(s, (double)tensor_numel(d)));
-
-    tensor_free(d);
-    tensor_free(sq);
-    tensor_free(s);
-    return m;
-}
-
 static double scalar(const tensor_f32 *t)
 {
     float v;
@@ -88,7 +74,7 @@ static void fit_line(void)
     for (int it = 0; it <= 200; it++) {
         tensor_f32 *wx = CHECK(tensor_mul(x, w)); /* w broadcasts over the points */
         tensor_f32 *pred = CHECK(tensor_add(wx, b));
-        tensor_f32 *loss = mse(pred, y);
+        tensor_f32 *loss = CHECK(tensor_mse_loss(pred, y));
 
         if (tensor_backward(loss, NULL) != TENDO_OK)
             die("backward");
@@ -156,7 +142,7 @@ static void train_mlp(int steps)
         tensor_f32 *h1 = layer_forward(&l[0], x, false);
         tensor_f32 *h2 = layer_forward(&l[1], h1, false);
         tensor_f32 *out = layer_forward(&l[2], h2, true);
-        tensor_f32 *loss = mse(out, y);
+        tensor_f32 *loss = CHECK(tensor_mse_loss(out, y));
 
         tensor_free(h1); /* the record keeps what backward needs */
         tensor_free(h2);

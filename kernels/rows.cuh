@@ -1,6 +1,7 @@
 /* kernels/rows.cuh - row-wise kernels over a tendo__cu_rows: reductions
  * (one [[reduction]] of gen/registry/reductions.toml each), softmax/log_softmax,
- * layer_norm and rms_norm, their gradients, and argmax/argmin.
+ * layer_norm and rms_norm, their gradients, cross_entropy and its gradient,
+ * and argmax/argmin.
  *
  * Reductions pick one of three shapes of work (and split long rows into
  * chunks over two passes when there are too few of them to fill the GPU,
@@ -427,6 +428,83 @@ __global__ void tendo_norm_back_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
     }
 }
 
+/* cross_entropy's row loss (1 - s) (lse - x[t]) + s (lse - mean(x)), or 0
+ * for an ignored target: logits in operand 1, the row's int64 target in
+ * operand 2 (step 0), the loss (compute type) into operand 0.  A block
+ * per row; the block's target is one value, so every branch is uniform. */
+template <typename T, typename I>
+__global__ void tendo_cross_entropy_rows(tendo__cu_rows r, tendo__cu_ce_ctx c)
+{
+    typedef typename tendo_ct_<T>::C C;
+    __shared__ C sh[32];
+    const C sm = (C)c.smoothing;
+
+    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+        int64_t off[TENDO__CU_OPS];
+        tendo_offsets<I>(r.rows, (I)j, off);
+        const T *x = (const T *)r.rows.base[1] + off[1];
+        int64_t t = ((const int64_t *)r.rows.base[2])[off[2]];
+        C m = -INFINITY, s = 0, sd = 0;
+
+        if (t == c.ignore_index) {
+            if (threadIdx.x == 0)
+                ((C *)r.rows.base[0])[off[0]] = 0;
+            continue;
+        }
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+            m = tendo_fold_max()(m, (C)tendo_ld(x[k * r.in_step]));
+        m = tendo_block_reduce(m, tendo_fold_max(), (C)-INFINITY, sh);
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+            C d = (C)tendo_ld(x[k * r.in_step]) - m;
+            s += tendo_exp(d);
+            sd += d;
+        }
+        s = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
+        sd = tendo_block_reduce(sd, tendo_fold_sum(), (C)0, sh);
+        if (threadIdx.x == 0) {
+            C lse = tendo_log(s), dt = (C)tendo_ld(x[t * r.in_step]) - m;
+            ((C *)r.rows.base[0])[off[0]] = ((C)1 - sm) * (lse - dt) + sm * (lse - sd / (C)r.len);
+        }
+    }
+}
+
+/* cross_entropy's gradient for the logits (operands as above, the row's
+ * gradient into operand 0): scale (softmax(x) - (1 - s) onehot(t) - s /
+ * n), scale = g / count, zeros for an ignored target.  A block per row. */
+template <typename T, typename I>
+__global__ void tendo_cross_entropy_back_rows(tendo__cu_rows r, tendo__cu_ce_ctx c)
+{
+    typedef typename tendo_ct_<T>::C C;
+    __shared__ C sh[32];
+    const C sm = (C)c.smoothing, scale = (C)tendo_ld(*(const T *)c.g) * (C)c.scale;
+    const C spread = scale * sm / (C)r.len, hit = scale * ((C)1 - sm);
+
+    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+        int64_t off[TENDO__CU_OPS];
+        tendo_offsets<I>(r.rows, (I)j, off);
+        const T *x = (const T *)r.rows.base[1] + off[1];
+        int64_t t = ((const int64_t *)r.rows.base[2])[off[2]];
+        T *dx = (T *)r.rows.base[0] + off[0];
+        C m = -INFINITY, s = 0, p;
+
+        if (t == c.ignore_index) {
+            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+                dx[k * r.out_step] = tendo_st<T>((C)0);
+            continue;
+        }
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+            m = tendo_fold_max()(m, (C)tendo_ld(x[k * r.in_step]));
+        m = tendo_block_reduce(m, tendo_fold_max(), (C)-INFINITY, sh);
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+            s += tendo_exp((C)tendo_ld(x[k * r.in_step]) - m);
+        p = scale / tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
+        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+            C v = tendo_exp((C)tendo_ld(x[k * r.in_step]) - m) * p - spread;
+            dx[k * r.out_step] = tendo_st<T>(k == t ? v - hit : v);
+        }
+    }
+}
+
 template <typename T>
 static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
 {
@@ -473,6 +551,28 @@ static int tendo_norm_back_launch(const tendo__cu_rows *r, const tendo__cu_norm_
     if (r->rows.numel == 0)
         return 0;
     TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_norm_back_rows<T, int64_t>)(*r, *c);
+    return tendo_launched();
+}
+
+template <typename T>
+static int tendo_cross_entropy_launch(const tendo__cu_rows *r, const tendo__cu_ce_ctx *c)
+{
+    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+
+    if (r->rows.numel == 0)
+        return 0;
+    TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_cross_entropy_rows<T, int64_t>)(*r, *c);
+    return tendo_launched();
+}
+
+template <typename T>
+static int tendo_cross_entropy_back_launch(const tendo__cu_rows *r, const tendo__cu_ce_ctx *c)
+{
+    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+
+    if (r->rows.numel == 0)
+        return 0;
+    TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_cross_entropy_back_rows<T, int64_t>)(*r, *c);
     return tendo_launched();
 }
 

@@ -17,12 +17,13 @@ from .ops import _is_num
 # The fixture tensors of the dtype being swept: name -> shape.  "fresh" (a
 # new [3,4] tensor the call takes over) and "null" are the other values a
 # tensor param may take.
-FIXTURES = {"t34": (3, 4), "t43": (4, 3), "t4": (4,), "out34": (3, 4), "leaf34": (3, 4)}
-# leaf34 (of a float dtype) is an autograd leaf that has a gradient (tf_make_leaf)
+FIXTURES = {"t34": (3, 4), "t43": (4, 3), "t4": (4,), "t0": (), "out34": (3, 4), "leaf34": (3, 4)}
+# leaf34 (of a float dtype) is an autograd leaf that has a gradient (tf_make_leaf);
+# t0 is 0-d (a loss's gradient)
 # Fixtures of one fixed dtype, whatever dtype is swept: name -> (shape, dtype),
 # and the one a param of each fixed-dtype kind gets unless its sample says.
 FIXED_FIXTURES = {"mask34": ((3, 4), "bool"), "idx4": ((4,), "i64"), "idx4_i32": ((4,), "i32"),
-                  "idx34": ((3, 4), "i64")}
+                  "idx34": ((3, 4), "i64"), "idx3": ((3,), "i64")}
 FIXED_DEFAULT = {"ctensor_bool": "mask34", "ctensor_i64": "idx4", "ctensor_i32": "idx4_i32"}
 TENSOR_SAMPLES = tuple(FIXTURES) + ("fresh", "null")
 # Scalar params by (C type, name); any bool is false.

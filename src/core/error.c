@@ -30,6 +30,17 @@ tendo_status tendo__fail(tendo_status status, const char *op, const char *fmt, .
     return status;
 }
 
+void tendo__fail_as(const char *op)
+{
+    tendo_error *e = &last_error;
+    char inner[sizeof e->message];
+
+    if (e->status == TENDO_OK || !strcmp(e->op, op))
+        return;
+    snprintf(inner, sizeof inner, "%s", e->message);
+    tendo__fail(e->status, op, "%s", inner);
+}
+
 tendo__shape_buf tendo__shape_str(int ndim, const int64_t *shape)
 {
     tendo__shape_buf b;

@@ -50,6 +50,10 @@ int64_t tendo__alloc_count(void);
  * so that callers can write `return tendo__fail(...)`. */
 tendo_status tendo__fail(tendo_status status, const char *op, const char *fmt, ...)
     TENDO__PRINTF(3, 4);
+/* Reports the last error, left by a call that function op made inside,
+ * as op's own: same status, op's name, "op: " before the message (a
+ * function written in tendo's own functions, such as mse_loss). */
+void tendo__fail_as(const char *op);
 
 /* A shape rendered as "[3,4]" (at most TENDO_MAX_DIMS sizes); usable inside
  * one printf-like call as tendo__shape_str(n, s).s */

@@ -67,6 +67,18 @@ typedef struct {
     int rms;                    /* rms_norm (no mean, no bias) */
 } tendo__cu_norm_ctx;
 
+/* The ctx of the cross_entropy launchers: rows of logits (operand 1) with
+ * their int64 target repeated along the row (operand 2, step 0).  The
+ * forward writes each row's loss, in the compute type, to operand 0; the
+ * backward each row's gradient, scaled by g (one element of the logits'
+ * dtype on the device) times `scale`. */
+typedef struct {
+    int64_t ignore_index;
+    double smoothing; /* label smoothing */
+    double scale;     /* backward: 1 / the count of targets not ignored */
+    const void *g;    /* backward: the loss's gradient */
+} tendo__cu_ce_ctx;
+
 /* The ctx of the sort launchers (sort, argsort, topk): the first k of each
  * row's stable sort go to the rows of the output (rows.base[0]), and
  * through it to the indices and the values, which have its layout: its
@@ -107,7 +119,8 @@ typedef struct {
  *                    tendo__cu_arg_ctx; int64 output), softmax (ctx
  *                    tendo__cu_softmax_ctx), norm (ctx tendo__cu_norm_ctx), sort
  *                    (ctx tendo__cu_order_ctx), cumsum (ctx NULL; a float's own
- *                    dtype, else int64), var (ctx tendo__cu_var_ctx)
+ *                    dtype, else int64), var (ctx tendo__cu_var_ctx),
+ *                    cross_entropy and cross_entropy_back (ctx tendo__cu_ce_ctx)
  *   TENDO__CU_RAND   rand: Philox uniforms or normals into n dense elements */
 #define TENDO__CU_LOOP(name) int name(const tendo__cu_iter *it, const void *ctx)
 #define TENDO__CU_ROWS(name) int name(const tendo__cu_rows *r, const void *ctx)

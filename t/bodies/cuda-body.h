@@ -293,6 +293,36 @@ static void DTFN(test_cuda_rows)(void)
             DTFN(cu_same)(rc, rg, 8 * CU_TOL, what);
             tensor_free(rc), tensor_free(rg), tensor_free(dc), tensor_free(dh), tensor_free(dg);
         }
+        { /* the losses: cross_entropy over the rows of the last dim (some
+           * targets ignored) and its fused gradient; mse_loss against w */
+            int64_t rows = tensor_numel(c) / last, flat[2] = {rows, last};
+            int64_t *tv = malloc((size_t)rows * sizeof *tv);
+            tensor_i64 *tc, *tg;
+            TT *xc = tensor_reshape(c, 2, flat), *xg = tensor_reshape(g, 2, flat);
+            TT *oc = TFN(full)(0, NULL, 1.5, tendo_cpu()), *og = tensor_to(oc, tendo_cuda(0));
+
+            for (int64_t i = 0; i < rows; i++)
+                tv[i] = i % 4 == 1 ? -100 : i * 7919 % last;
+            tc = tensor_i64_from_data(tv, 1, &rows, tendo_cpu());
+            free(tv);
+            tg = tc ? tensor_to(tc, tendo_cuda(0)) : NULL;
+            if (!xc || !xg || !og || !tg)
+                bail("making loss inputs failed: %s", tendo_error_message(tendo_last_error()));
+            rc = TFN(cross_entropy)(xc, tc, -100, 0.1), rg = TFN(cross_entropy)(xg, tg, -100, 0.1);
+            snprintf(what, sizeof what, "cross_entropy %s", ln);
+            DTFN(cu_same)(rc, rg, 4 * CU_TOL, what);
+            tensor_free(rc), tensor_free(rg);
+            rc = TFN(cross_entropy_backward)(oc, xc, tc, -100, 0.1);
+            rg = TFN(cross_entropy_backward)(og, xg, tg, -100, 0.1);
+            snprintf(what, sizeof what, "cross_entropy_backward %s", ln);
+            DTFN(cu_same)(rc, rg, 4 * CU_TOL, what);
+            tensor_free(rc), tensor_free(rg);
+            rc = TFN(mse_loss)(c, w), rg = TFN(mse_loss)(g, gw);
+            snprintf(what, sizeof what, "mse_loss %s", ln);
+            DTFN(cu_same)(rc, rg, 8 * CU_TOL, what);
+            tensor_free(rc), tensor_free(rg), tensor_free(xc), tensor_free(xg), tensor_free(oc), tensor_free(og);
+            tensor_i64_free(tc), tensor_i64_free(tg);
+        }
         tensor_free(c), tensor_free(g), tensor_free(w), tensor_free(bias), tensor_free(gw), tensor_free(gbias);
     }
 }

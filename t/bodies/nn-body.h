@@ -142,6 +142,8 @@ static const char *const t_norm_names[N_COUNT] = {
 
 #endif /* T_NN_BODY_ONCE */
 
+#include "compare-body.h" /* per dtype */
+
 /* ---- per dtype ------------------------------------------------------------------- */
 
 static double DTFN(round)(double x) { return E_TO_DOUBLE(E_FROM_DOUBLE(x)); }
@@ -150,39 +152,6 @@ static double DTFN(round)(double x) { return E_TO_DOUBLE(E_FROM_DOUBLE(x)); }
  * float, double's for f64. */
 #define DT_MM_EPS (DT_MANTISSA_BITS > 24 ? 0x1p-52 : 0x1p-23)
 
-/* The dtype's smallest positive (subnormal) value: its absolute rounding
- * step near 0. */
-static double DTFN(tiny)(void)
-{
-    static double x = 0;
-    if (x == 0)
-        for (x = 1; x / 2 > 0 && E_TO_DOUBLE(E_FROM_DOUBLE(x / 2)) == x / 2;)
-            x /= 2;
-    return x;
-}
-
-/* One more rounding to a 16-bit dtype (for f32 only the subnormal step). */
-static double DTFN(narrow_tol)(double want)
-{
-    if (DT_MANTISSA_BITS >= 24)
-        return DTFN(tiny)();
-    return DT_ULP * fabs(want) + DTFN(tiny)();
-}
-
-/* Checks r against a finished reference want[] with tolerances tol[]. */
-static void DTFN(check_against)(t_check *c, const char *what, const TT *r, int no, const int64_t *so,
-                                const double *want, const double *tol)
-{
-    double *got;
-
-    if (!DTFN(result_ok)(c, what, r, no, so))
-        return;
-    c->n++; /* the shape, which counts for empty results too */
-    got = DTFN(values)(r);
-    for (int64_t i = 0; i < t_numel(no, so); i++)
-        t_elem(c, what, i, got[i], want[i], tol[i]);
-    free(got);
-}
 
 /* ---- matmul ------------------------------------------------------------------------ */
 

@@ -84,17 +84,6 @@ static const DTFN(t_binop) *DTFN(binop_named)(const char *name)
     return NULL;
 }
 
-/* The dtype's smallest positive (subnormal) value: its absolute rounding
- * step near 0. */
-static double DTFN(tiny)(void)
-{
-    static double x = 0;
-    if (x == 0)
-        for (x = 1; x / 2 > 0 && E_TO_DOUBLE(E_FROM_DOUBLE(x / 2)) == x / 2;)
-            x /= 2;
-    return x;
-}
-
 /* Tolerance for one element (see the top of this file) of an op with
  * tolerance t, whose largest finite |operand| is x; results in the
  * subnormal range are allowed rel f32 subnormal steps (2^-149) and one

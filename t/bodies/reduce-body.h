@@ -112,16 +112,6 @@ static bool DTFN(exact)(const DTFN(t_redop) *o, int ds)
 /* a == b, or both NaN (a sum past f8e4m3's range is NaN: it has no infinity). */
 static inline bool DTFN(same)(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 
-/* The dtype's smallest positive (subnormal) value. */
-static double DTFN(subnormal_step)(void)
-{
-    static double x = 0;
-    if (x == 0)
-        for (x = 1; x / 2 > 0 && E_TO_DOUBLE(E_FROM_DOUBLE(x / 2)) == x / 2;)
-            x /= 2;
-    return x;
-}
-
 /* Tolerance for one element of o over len elements whose reference fold
  * is acc and sum|x| is absum (see the top of this file): the summation
  * bound, carried through finalize, plus rel ulps of the result. */
@@ -135,7 +125,7 @@ static double DTFN(rtol)(const DTFN(t_redop) *o, int ds, int64_t len, double acc
     t = fmax(fabs(o->finalize(acc + e, n) - want), fabs(o->finalize(acc - e, n) - want));
     t += o->tol.rel * 0x1p-23 * fabs(want);
     if (DT_MANTISSA_BITS < 24)
-        t += DT_ULP * fabs(want) + DTFN(subnormal_step)(); /* a product may end below the normal range */
+        t += DT_ULP * fabs(want) + DTFN(tiny)(); /* a product may end below the normal range */
     return t;
 }
 

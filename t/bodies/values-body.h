@@ -1,5 +1,6 @@
 /* t/bodies/values-body.h - values(t): all of t in row-major order as doubles
- * (the caller frees).  Included once per dtype by t/each-dtype.h. */
+ * (the caller frees), and tiny(): the dtype's smallest positive value.
+ * Included once per dtype by t/each-dtype.h. */
 static double *DTFN(values)(const TT *t)
 {
     int64_t n = tensor_numel(t);
@@ -12,4 +13,15 @@ static double *DTFN(values)(const TT *t)
         v[i] = E_TO_DOUBLE(raw[i]);
     free(raw);
     return v;
+}
+
+/* The dtype's smallest positive (subnormal) value: its absolute rounding
+ * step near 0. */
+static inline double DTFN(tiny)(void)
+{
+    static double x = 0;
+    if (x == 0)
+        for (x = 1; x / 2 > 0 && E_TO_DOUBLE(E_FROM_DOUBLE(x / 2)) == x / 2;)
+            x /= 2;
+    return x;
 }

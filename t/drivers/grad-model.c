@@ -8,11 +8,11 @@
  * backward; writes "loss" and "grad.<name>" for each leaf (as f32) to OUT.
  *
  *   mlp:   x [B, I], target [B, O]; w1 b1 w2 b2 w3 b3;
- *          loss = mean((W3 gelu(W2 tanh(W1 x + b1) + b2) + b3 - target)^2)
+ *          loss = mean((W3 gelu(W2 tanh(W1 x + b1) + b2) + b3 - target)^2) (mse_loss)
  *   block: x [B, L, D], targets (i64) [B*L]; one Llama-style decoder block
  *          (RMSNorm, RoPE, causal grouped-query attention, SwiGLU, both
  *          residuals) and an output head; loss = the mean cross-entropy of
- *          the logits [B*L, V] against the targets (log_softmax, gather).
+ *          the logits [B*L, V] against the targets (cross_entropy).
  *          Heads from the metadata: "heads", "kv_heads".
  */
 #include <stdio.h>
@@ -88,10 +88,9 @@ static tendo_tensor *leaf(const char *name)
                        AS(leaf("w_down")), AS(leaf("lm_head"))};                                              \
         const tensor_i64 *tg = M(tendo_as_i64(M(tendo_collection_get(in, "targets"))));                      \
         tensor_i64 *pos = M(tensor_i64_arange(0, (double)tensor_shape(p.x)[1], 1, tendo_cpu()));              \
-        tensor_i64 *tg2 = M(tensor_reshape(tg, TENDO_SHAPE(tensor_numel(tg), 1)));                            \
-        T *loss = block_loss_##T(&p, hq, hkv, pos, tg2);                                                      \
+        T *loss = block_loss_##T(&p, hq, hkv, pos, tg);                                                       \
                                                                                                               \
-        tensor_free(pos), tensor_free(tg2);                                                                   \
+        tensor_free(pos);                                                                                     \
         return loss;                                                                                          \
     }
 

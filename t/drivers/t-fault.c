@@ -144,9 +144,12 @@ static void *make_fixture(tendo_dtype dt, int ndim, const int64_t *shape, uint64
 }
 
 /* The same, but a non-contiguous view: a transpose (2-D) or every other
- * element (1-D), so that the paths that copy strided inputs are swept. */
+ * element (1-D), so that the paths that copy strided inputs are swept.  A
+ * 0-d fixture has one layout. */
 static void *make_strided_fixture(tendo_dtype dt, int ndim, const int64_t *shape, uint64_t seed)
 {
+    if (ndim == 0)
+        return make_fixture(dt, ndim, shape, seed);
     const int64_t wide[2] = {ndim == 2 ? shape[1] : 2 * shape[0], ndim == 2 ? shape[0] : 0};
     tendo__tensor *base = make_fixture(dt, ndim, wide, seed);
     tendo__tensor *v = ndim == 2 ? tendo__transpose(base, 0, 1) : tendo__slice(base, 0, 0, wide[0], 2);

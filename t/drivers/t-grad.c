@@ -88,7 +88,7 @@ static tendo__tensor *f64_fixture(int j, double lo, double hi, bool strided, uin
         bail("fixture %s: a dtype t-grad cannot make", tf_fixtures[j].name);
     for (int64_t k = 0; k < 2 * n; k++)
         vals[k] = lo + (hi - lo) * uniform();
-    if (!strided)
+    if (!strided || nd == 0) /* a 0-d fixture has one layout */
         return (tendo__tensor *)(void *)tensor_f64_from_data(vals, nd, shape, tendo_cpu());
     wide[0] = nd == 2 ? shape[1] : 2 * shape[0];
     wide[1] = nd == 2 ? shape[0] : 0;

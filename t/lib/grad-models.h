@@ -8,7 +8,7 @@
  *       one Llama-style decoder block (RMSNorm, RoPE, causal grouped-query
  *       attention, SwiGLU, both residuals) and an output head on p->x
  *       [B, L, D]; the mean cross-entropy of the logits [B*L, V] against
- *       targets [B*L, 1] (log_softmax, gather); positions: i64 [L].
+ *       targets [B*L] (cross_entropy); positions: i64 [L].
  *
  * Each returns a new 0-d loss, its intermediates freed (the record keeps
  * what backward needs).  The includer defines M(x): x, or exit with
@@ -26,10 +26,8 @@
     {                                                                                                         \
         T *h1 = M(tensor_matmul(x, w[0])), *h1b = M(tensor_add(h1, b[0])), *a1 = M(tensor_tanh(h1b));         \
         T *h2 = M(tensor_matmul(a1, w[1])), *h2b = M(tensor_add(h2, b[1])), *a2 = M(tensor_gelu(h2b));        \
-        T *h3 = M(tensor_matmul(a2, w[2])), *o = M(tensor_add(h3, b[2])), *d = M(tensor_sub(o, y));           \
-        T *sq = M(tensor_mul(d, d)), *s = M(tensor_sum_all(sq));                                              \
-        T *loss = M(tensor_div_scalar(s, (double)tensor_numel(sq)));                                          \
-        T *tmp[] = {h1, h1b, a1, h2, h2b, a2, h3, o, d, sq, s};                                               \
+        T *h3 = M(tensor_matmul(a2, w[2])), *o = M(tensor_add(h3, b[2])), *loss = M(tensor_mse_loss(o, y));   \
+        T *tmp[] = {h1, h1b, a1, h2, h2b, a2, h3, o};                                                         \
                                                                                                               \
         for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)                                                 \
             tensor_free(tmp[i]);                                                                              \
@@ -66,10 +64,8 @@
         T *g = M(tensor_matmul(h2, p->w_gate)), *sg = M(tensor_silu(g)), *u = M(tensor_matmul(h2, p->w_up));  \
         T *gu = M(tensor_mul(sg, u)), *f = M(tensor_matmul(gu, p->w_down)), *x3 = M(tensor_add(x2, f));       \
         T *lg = M(tensor_matmul(x3, p->lm_head)), *lg2 = M(tensor_reshape(lg, TENDO_SHAPE(b * l, v)));        \
-        T *ls = M(tensor_log_softmax(lg2, -1)), *picked = M(tensor_gather(ls, 1, tg));                        \
-        T *s = M(tensor_sum_all(picked)), *loss = M(tensor_mul_scalar(s, -1.0 / (double)(b * l)));            \
-        T *tmp[] = {h, q0, k0, v0, q1, k1, v1, q, k, at, att, atm, ao, x2, h2, g, sg, u, gu, f, x3, lg,       \
-                    lg2, ls, picked, s};                                                                      \
+        T *loss = M(tensor_cross_entropy(lg2, tg, -100, 0.0));                                                \
+        T *tmp[] = {h, q0, k0, v0, q1, k1, v1, q, k, at, att, atm, ao, x2, h2, g, sg, u, gu, f, x3, lg, lg2}; \
                                                                                                               \
         for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)                                                 \
             tensor_free(tmp[i]);                                                                              \
