@@ -38,6 +38,7 @@ class Op:
     identity_int: str = ""
     vector: str = ""
     vector_f64: str = ""
+    vector_times: str = ""     # binary: op(a, b) = a * vector_times(b), a unary f32 loop
     identity: str = ""
     combine: str = ""
     finalize: str = ""
@@ -108,7 +109,7 @@ class Op:
 _EW_DEFAULTS = {"kinds": ["float"], "result": "same", "expr_int": "", "expr_uint": "", "expr_bool": "",
                 "grad": ""}
 OP_DEFAULTS = {
-    "binary": {**_EW_DEFAULTS, "scalar": True, "out": True,
+    "binary": {**_EW_DEFAULTS, "scalar": True, "out": True, "vector_times": "",
                "a": [-4.0, 4.0], "b": [-4.0, 4.0], "bmin": 0.0, "scalars": [2.5, -0.1, 3.0], "tol": {}, "grad": {}, "grad_scalar": ""},
     "unary": {**_EW_DEFAULTS, "out": True, "vector": "", "vector_f64": "", "a": [-6.0, 6.0], "tol": {}},
     "reduction": {"kinds": ["float"], "result": "same", "combine_int": "", "identity_int": "",
@@ -119,7 +120,7 @@ _EW_FIELDS = {"kinds": list, "result": str, "expr_int": str, "expr_uint": str, "
 OP_FIELDS = {
     "binary": {"name": str, "expr": str, "ref": str, "a": list, "b": list, "bmin": float,
                "scalars": list, "scalar_a": list, "tol": dict, "scalar": bool, **_EW_FIELDS,
-               "grad": (dict, str), "grad_scalar": str},
+               "grad": (dict, str), "grad_scalar": str, "vector_times": str},
     "unary": {"name": str, "expr": str, "vector": str, "vector_f64": str, "ref": str, "a": list, "tol": dict,
               **_EW_FIELDS, "grad": str},
     "reduction": {"name": str, "identity": str, "combine": str, "finalize": str,

@@ -1,5 +1,5 @@
 /* src/cpu/vmath-kernels.h - the vector f32 kernels of src/cpu/vmath.c
- * (exp, log, tanh, sigmoid, silu, gelu, rsqrt, and the loops over arrays),
+ * (exp, log, tanh, sigmoid, silu, gelu and its derivative, rsqrt, and the loops over arrays),
  * written once for any vector width.  vmath.c includes this file once per
  * width, with VMATH_WIDTH 8 (AVX2+FMA, __m256) or 16 (AVX-512, __m512);
  * each function's name gets the width as a suffix (VM(exp) is exp_8 or
@@ -306,10 +306,12 @@ VM_TARGET static inline VF VM(silu)(VF x)
     return PICK(neg, VF_MUL(VF_MUL(xq, s1), s2), VF_MUL(x, q));
 }
 
-/* gelu(x) = x Phi(x): with F = Phi(-|x|) = 0.5 G(t) exp(-x^2/2), x F for
- * x < 0 and x (1 - F) for x >= 0.  x^2/2 is carried as hi + lo so that
- * exp's argument is exact; the 2^k scaling comes last, as in silu8. */
-VM_TARGET static inline VF VM(gelu)(VF x)
+/* What gelu and its derivative share: with a = min(|x|, GELU_MAX),
+ * F = Phi(-a) = 0.5 G(t) exp(-a^2/2), returned as F / 2^k with the
+ * scales in *s1, *s2 (F = f s1 s2), and *e = exp(-a^2/2) / 2^k.  a^2/2
+ * is carried as hi + lo so that exp's argument is exact; the 2^k scaling
+ * is left to the caller, after its products, as in silu. */
+VM_TARGET static inline VF VM(gelu_tail)(VF x, VF *e, VF *s1, VF *s2)
 {
     VF one = K(1.0f);
     VF a = VF_MIN(K(GELU_MAX), ABS(x));
@@ -336,15 +338,37 @@ VM_TARGET static inline VF VM(gelu)(VF x)
     VF arg = VF_MUL(h, K(-0.5f));
     VF k = VM(exp_quot)(arg);
     VF r = VF_FNMADD(K(0.5f), l, VM(exp_rem)(arg, k));
+    VF em1 = VM(exp_poly_m1)(r);
     VF gh = VF_MUL(g, K(0.5f));
-    VF f = VF_FMADD(gh, VM(exp_poly_m1)(r), gh); /* F / 2^k */
-    VF s1, s2;
-    VM(exp_scales)(k, &s1, &s2);
+    *e = VF_ADD(em1, one);
+    VM(exp_scales)(k, s1, s2);
+    return VF_FMADD(gh, em1, gh); /* F / 2^k */
+}
+
+/* gelu(x) = x Phi(x): x F for x < 0 and x (1 - F) for x >= 0. */
+VM_TARGET static inline VF VM(gelu)(VF x)
+{
+    VF e, s1, s2;
+    VF f = VM(gelu_tail)(x, &e, &s1, &s2);
     VF xc = VF_MAX(K(-GELU_MAX), x); /* -inf -> -15 -> -0; NaN stays */
     VF yneg = VF_MUL(VF_MUL(VF_MUL(xc, f), s1), s2);
     VF phi = VF_SUB(K(1.0f), VF_MUL(VF_MUL(f, s1), s2));
     VF ypos = VF_MUL(x, phi);
     return PICK(VF_CMP(x, VF_ZERO(), _CMP_LT_OQ), yneg, ypos);
+}
+
+/* gelu'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2/2) / sqrt(2 pi): F or
+ * 1 - F, plus x e / sqrt(2 pi) (x clamped to +-GELU_MAX, where e is 0,
+ * so that +-inf gives 1 and 0). */
+VM_TARGET static inline VF VM(gelu_deriv)(VF x)
+{
+    VF e, s1, s2;
+    VF f = VM(gelu_tail)(x, &e, &s1, &s2);
+    VF xc = VF_MIN(K(GELU_MAX), VF_MAX(K(-GELU_MAX), x)); /* NaN stays */
+    VF cdf = VF_MUL(VF_MUL(f, s1), s2);
+    VF xpdf = VF_MUL(VF_MUL(VF_MUL(VF_MUL(xc, K(0x1.988454p-2f)), e), s1), s2); /* 1/sqrt(2 pi) */
+    cdf = PICK(VF_CMP(x, VF_ZERO(), _CMP_LT_OQ), cdf, VF_SUB(K(1.0f), cdf));
+    return VF_ADD(cdf, xpdf);
 }
 
 /* 1/sqrt(x): y = 1/s with s = sqrt(x), then one correction step from the
@@ -381,6 +405,7 @@ VMATH_LOOP(tanh)
 VMATH_LOOP(sigmoid)
 VMATH_LOOP(silu)
 VMATH_LOOP(gelu)
+VMATH_LOOP(gelu_deriv)
 VMATH_LOOP(rsqrt)
 
 /* tendo__vexp_shift_sum_f32 at this width, in its order (vmath.h):

@@ -45,6 +45,8 @@ void tendo__vsigmoid_f32(const float *x, float *y, int64_t n);
 void tendo__vsilu_f32(const float *x, float *y, int64_t n);
 /* 0.5*x*(1+erf(x/sqrt(2))), the exact (erf) form; gelu(-inf) is -0. */
 void tendo__vgelu_f32(const float *x, float *y, int64_t n);
+/* gelu's derivative, Phi(x) + x phi(x): 0 at -inf, 1 at +inf. */
+void tendo__vgelu_deriv_f32(const float *x, float *y, int64_t n);
 void tendo__vsin_f32(const float *x, float *y, int64_t n);
 void tendo__vcos_f32(const float *x, float *y, int64_t n);
 /* 1/sqrt(x): rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN, rsqrt(inf) = 0. */
@@ -59,6 +61,7 @@ float tendo__tanh_f32(float x);
 float tendo__sigmoid_f32(float x);
 float tendo__silu_f32(float x);
 float tendo__gelu_f32(float x);
+float tendo__gelu_deriv_f32(float x);
 float tendo__sin_f32(float x);
 float tendo__cos_f32(float x);
 float tendo__rsqrt_f32(float x);
