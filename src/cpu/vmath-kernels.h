@@ -1,5 +1,5 @@
 /* src/cpu/vmath-kernels.h - the vector f32 kernels of src/cpu/vmath.c
- * (exp, log, tanh, sigmoid, silu, gelu and its derivative, rsqrt, and the loops over arrays),
+ * (exp, log, tanh, sigmoid, silu, gelu and both derivatives, rsqrt, and the loops over arrays),
  * written once for any vector width.  vmath.c includes this file once per
  * width, with VMATH_WIDTH 8 (AVX2+FMA, __m256) or 16 (AVX-512, __m512);
  * each function's name gets the width as a suffix (VM(exp) is exp_8 or
@@ -306,6 +306,17 @@ VM_TARGET static inline VF VM(silu)(VF x)
     return PICK(neg, VF_MUL(VF_MUL(xq, s1), s2), VF_MUL(x, q));
 }
 
+/* silu'(x) = s (1 + x (1 - s)), s = sigmoid(x); x clamped to [-200, 40]
+ * in the product (s is 0 below, 1 - s is 0 above), so that -inf gives -0
+ * (the limit from below) and +inf 1, not inf * 0. */
+VM_TARGET static inline VF VM(silu_deriv)(VF x)
+{
+    VF one = K(1.0f);
+    VF s = VM(sigmoid)(x);
+    VF xc = VF_MIN(K(40.0f), VF_MAX(K(-200.0f), x)); /* NaN stays */
+    return VF_MUL(s, VF_FMADD(xc, VF_SUB(one, s), one));
+}
+
 /* What gelu and its derivative share: with a = min(|x|, GELU_MAX),
  * F = Phi(-a) = 0.5 G(t) exp(-a^2/2), returned as F / 2^k with the
  * scales in *s1, *s2 (F = f s1 s2), and *e = exp(-a^2/2) / 2^k.  a^2/2
@@ -404,6 +415,7 @@ VMATH_LOOP(log)
 VMATH_LOOP(tanh)
 VMATH_LOOP(sigmoid)
 VMATH_LOOP(silu)
+VMATH_LOOP(silu_deriv)
 VMATH_LOOP(gelu)
 VMATH_LOOP(gelu_deriv)
 VMATH_LOOP(rsqrt)

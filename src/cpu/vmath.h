@@ -43,6 +43,8 @@ void tendo__vtanh_f32(const float *x, float *y, int64_t n);
 void tendo__vsigmoid_f32(const float *x, float *y, int64_t n);
 /* x*sigmoid(x); silu(-inf) is -0, the limit. */
 void tendo__vsilu_f32(const float *x, float *y, int64_t n);
+/* silu's derivative, s (1 + x (1 - s)) with s = sigmoid(x): -0 at -inf, 1 at +inf. */
+void tendo__vsilu_deriv_f32(const float *x, float *y, int64_t n);
 /* 0.5*x*(1+erf(x/sqrt(2))), the exact (erf) form; gelu(-inf) is -0. */
 void tendo__vgelu_f32(const float *x, float *y, int64_t n);
 /* gelu's derivative, Phi(x) + x phi(x): 0 at -inf, 1 at +inf. */
@@ -60,6 +62,7 @@ float tendo__log_f32(float x);
 float tendo__tanh_f32(float x);
 float tendo__sigmoid_f32(float x);
 float tendo__silu_f32(float x);
+float tendo__silu_deriv_f32(float x);
 float tendo__gelu_f32(float x);
 float tendo__gelu_deriv_f32(float x);
 float tendo__sin_f32(float x);

@@ -56,6 +56,14 @@ static double ref_gelu_deriv(double x)
     return 0.5 * erfc(-x / sqrt(2.0)) + xd * exp(-0.5 * xd * xd) * 0.39894228040143267794;
 }
 
+/* silu's derivative, s (1 + x (1 - s)), with the limits -0 and 1 at -inf and +inf. */
+static double ref_silu_deriv(double x)
+{
+    if (isinf(x))
+        return x < 0 ? -0.0 : 1.0;
+    return ref_sigmoid(x) * (1.0 + x * ref_sigmoid(-x));
+}
+
 /* ---- the table of functions -------------------------------------------- */
 
 struct fn {
@@ -86,6 +94,8 @@ static const struct fn fns[] = {
     {"rsqrt", tendo__vrsqrt_f32, tendo__rsqrt_f32, ref_rsqrt, 0, 0x7f800000, 0, 1.0, 0},
     /* the rule only: at its root (x = -0.7518) the sum cancels, so ulps there mean nothing */
     {"gelu_deriv", tendo__vgelu_deriv_f32, tendo__gelu_deriv_f32, ref_gelu_deriv, TINY, 0x41800000, 1, 0.0, 2},
+    /* the same rule, for the same reason (its root: x = -1.2785) */
+    {"silu_deriv", tendo__vsilu_deriv_f32, tendo__silu_deriv_f32, ref_silu_deriv, TINY, 0x42f00000, 1, 0.0, 2},
 };
 enum { NFNS = sizeof fns / sizeof fns[0] };
 
@@ -398,6 +408,13 @@ static void test_specials(const char *path)
          * smallest: either zero will do */
         float edge[] = {-20.0f, -maxf, -14.0f, -0.75179f, -0x1.80eb3ep-1f, 15.0f, -15.0f, 16.0f};
         check_near(&fns[9], path, edge, (int)(sizeof edge / sizeof edge[0]), fns[9].max_ulp);
+    }
+    {
+        const struct special sp[] = {
+            {-inf, -0.0f}, {inf, 1}, {nan, nan}, {0, 0.5f}, {-0.0f, 0.5f}, {100, 1}, {maxf, 1}};
+        check_specials(&fns[10], path, sp, (int)(sizeof sp / sizeof sp[0]));
+        float edge[] = {-200.0f, -maxf, -90.0f, -1.2785f, -20.0f, 17.0f, 40.0f, 41.0f};
+        check_near(&fns[10], path, edge, (int)(sizeof edge / sizeof edge[0]), fns[10].max_ulp);
     }
     for (int k = 6; k <= 7; k++) {
         int is_cos = k == 7;
