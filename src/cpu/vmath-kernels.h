@@ -370,7 +370,8 @@ VM_TARGET static inline VF VM(gelu)(VF x)
 
 /* gelu'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2/2) / sqrt(2 pi): F or
  * 1 - F, plus x e / sqrt(2 pi) (x clamped to +-GELU_MAX, where e is 0,
- * so that +-inf gives 1 and 0). */
+ * so that +inf gives 1).  At and below -GELU_MAX the value (negative, under
+ * 1e-48) is -0 whatever a compiler contracts into FMAs. */
 VM_TARGET static inline VF VM(gelu_deriv)(VF x)
 {
     VF e, s1, s2;
@@ -379,7 +380,7 @@ VM_TARGET static inline VF VM(gelu_deriv)(VF x)
     VF cdf = VF_MUL(VF_MUL(f, s1), s2);
     VF xpdf = VF_MUL(VF_MUL(VF_MUL(VF_MUL(xc, K(0x1.988454p-2f)), e), s1), s2); /* 1/sqrt(2 pi) */
     cdf = PICK(VF_CMP(x, VF_ZERO(), _CMP_LT_OQ), cdf, VF_SUB(K(1.0f), cdf));
-    return VF_ADD(cdf, xpdf);
+    return PICK(VF_CMP(x, K(-GELU_MAX), _CMP_LE_OQ), K(-0.0f), VF_ADD(cdf, xpdf));
 }
 
 /* 1/sqrt(x): y = 1/s with s = sqrt(x), then one correction step from the

@@ -92,10 +92,14 @@ float tendo__gelu_f32(float x)
     return (float)(0.5 * (double)x * erfc(-(double)x * 0.70710678118654752440));
 }
 
-/* gelu'(x) = 0.5*erfc(-x/sqrt(2)) + x*exp(-x^2/2)/sqrt(2 pi): 0 at -inf, 1 at +inf. */
+/* gelu'(x) = 0.5*erfc(-x/sqrt(2)) + x*exp(-x^2/2)/sqrt(2 pi): -0 at -inf
+ * (it is negative below -0.75), 1 at +inf. */
 float tendo__gelu_deriv_f32(float x)
 {
     double xd = isinf(x) ? 0.0 : (double)x;
+
+    if (x <= -15.0f) /* negative, and under float's smallest: as the vector form */
+        return -0.0f;
     return (float)(0.5 * erfc(-(double)x * 0.70710678118654752440) +
                    xd * exp(-0.5 * xd * xd) * 0.39894228040143267794);
 }

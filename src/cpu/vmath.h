@@ -47,7 +47,7 @@ void tendo__vsilu_f32(const float *x, float *y, int64_t n);
 void tendo__vsilu_deriv_f32(const float *x, float *y, int64_t n);
 /* 0.5*x*(1+erf(x/sqrt(2))), the exact (erf) form; gelu(-inf) is -0. */
 void tendo__vgelu_f32(const float *x, float *y, int64_t n);
-/* gelu's derivative, Phi(x) + x phi(x): 0 at -inf, 1 at +inf. */
+/* gelu's derivative, Phi(x) + x phi(x): -0 at -inf, 1 at +inf. */
 void tendo__vgelu_deriv_f32(const float *x, float *y, int64_t n);
 void tendo__vsin_f32(const float *x, float *y, int64_t n);
 void tendo__vcos_f32(const float *x, float *y, int64_t n);

@@ -49,10 +49,13 @@ static double ref_gelu(double x)
     return x == -INFINITY ? -0.0 : 0.5 * x * erfc(-x / sqrt(2.0));
 }
 
-/* gelu's derivative, Phi(x) + x phi(x), with the limits 0 and 1 at -inf and +inf. */
+/* gelu's derivative, Phi(x) + x phi(x), with the limits -0 and 1 at -inf and +inf. */
 static double ref_gelu_deriv(double x)
 {
     double xd = isinf(x) ? 0.0 : x;
+
+    if (x == -INFINITY)
+        return -0.0;
     return 0.5 * erfc(-x / sqrt(2.0)) + xd * exp(-0.5 * xd * xd) * 0.39894228040143267794;
 }
 
@@ -402,11 +405,10 @@ static void test_specials(const char *path)
     }
     {
         const struct special sp[] = {
-            {-inf, 0}, {inf, 1}, {nan, nan}, {0, 0.5f}, {-0.0f, 0.5f}, {20, 1}, {maxf, 1}};
+            {-inf, -0.0f}, {inf, 1}, {nan, nan}, {0, 0.5f}, {-0.0f, 0.5f}, {20, 1}, {maxf, 1},
+            {-20, -0.0f}, {-maxf, -0.0f}};
         check_specials(&fns[9], path, sp, (int)(sizeof sp / sizeof sp[0]));
-        /* below about -14 the value (-|x| phi(x), nearly) is under float's
-         * smallest: either zero will do */
-        float edge[] = {-20.0f, -maxf, -14.0f, -0.75179f, -0x1.80eb3ep-1f, 15.0f, -15.0f, 16.0f};
+        float edge[] = {-14.0f, -0.75179f, -0x1.80eb3ep-1f, 15.0f, -15.0f, 16.0f};
         check_near(&fns[9], path, edge, (int)(sizeof edge / sizeof edge[0]), fns[9].max_ulp);
     }
     {
