@@ -29,12 +29,6 @@
 
 #define T_IGNORE (-100) /* torch's default ignore_index */
 
-/* Float additions an element can go through in a sum of n terms. */
-static double t_depth(int64_t n)
-{
-    return n <= 256 ? (double)n : 256.0 + (double)n / 64.0 + log2((double)n);
-}
-
 /* [rows, classes] of the cross-entropy cases */
 static const int64_t t_ce_shapes[][2] = {{1, 1}, {3, 4}, {5, 17}, {33, 100}, {4, 1000}, {2, 5000}, {0, 7}};
 #define T_NCE ((int)(sizeof t_ce_shapes / sizeof *t_ce_shapes))

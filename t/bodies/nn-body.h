@@ -42,13 +42,6 @@
 
 #define T_U 0x1p-24
 
-/* Float additions an element can go through in the library's blocked row
- * sums of n terms. */
-static double t_depth(int64_t n)
-{
-    return n <= 256 ? (double)n : 256.0 + (double)n / 64.0 + log2((double)n);
-}
-
 /* numpy.matmul in double: out (shape *no/so) and sum |a||b| per element
  * (the caller frees both); false when the shapes do not match. */
 static bool t_matmul_ref(int na, const int64_t *sa, const double *av, int nb, const int64_t *sb, const double *bv,

@@ -40,13 +40,6 @@
 
 static const char *const t_dname[D_COUNT] = {"eighths", "random", "random with NaNs"};
 
-/* Float additions an element can go through in the library's blocked
- * summation of n terms (see the top of this file). */
-static double t_depth(int64_t n)
-{
-    return n <= 256 ? (double)n : 256.0 + (double)n / 64.0 + log2((double)n);
-}
-
 /* Tensors reduced in the matrix. */
 static const struct t_rshape {
     int n;

@@ -98,6 +98,14 @@ static inline const char *t_shape_str(char *buf, size_t size, int nd, const int6
     return buf;
 }
 
+/* Float additions an element can go through in the library's blocked sums
+ * of n terms (8 lanes, chunks merged pairwise): the depth a tolerance
+ * multiplies the unit roundoff by. */
+static inline double t_depth(int64_t n)
+{
+    return n <= 256 ? (double)n : 256.0 + (double)n / 64.0 + log2((double)n);
+}
+
 static inline int64_t t_numel(int nd, const int64_t *shape)
 {
     int64_t n = 1;
