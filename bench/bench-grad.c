@@ -1,5 +1,6 @@
 /* bench/bench-grad.c - autograd's cost: forward + backward of the models of
- * t/interop/t-grad-torch.sh at bench sizes, and attention's backward.
+ * t/interop/t-grad-torch.sh at bench sizes, attention's backward, and an
+ * AdamW step.
  * bench/grad.py runs it beside PyTorch.  (A small op's fixed cost, grad
  * mode on as by default, is bench-kernels' add_out_1.)
  *
@@ -162,6 +163,42 @@ static void attention_bwd(int64_t L)
     tensor_free(q), tensor_free(k), tensor_free(v), tensor_free(w);
 }
 
+/* One AdamW step (tendo_optimizer_step: weight decay, clip excluded) over
+ * 8 parameters of [512, 512] (2M elements) of type T, each with a
+ * gradient. */
+#define OPTIM(T, TO)                                                                                          \
+    static double adamw_##T(void)                                                                             \
+    {                                                                                                         \
+        tendo_optimizer *o = M(tendo_adamw_new(1e-3, 0.9, 0.999, 1e-8, 0.01));                                \
+        T *p[8];                                                                                              \
+        double best = 1e30;                                                                                   \
+                                                                                                              \
+        for (int i = 0; i < 8; i++) {                                                                         \
+            T *g = TO(param(TENDO_SHAPE(512, 512), 1e-3, 100 + (uint64_t)i));                                 \
+            p[i] = TO(param(TENDO_SHAPE(512, 512), 0.05, 200 + (uint64_t)i));                                 \
+            tensor_set_requires_grad(g, false);                                                               \
+            if (tensor_backward(p[i], g) != TENDO_OK || tendo_optimizer_add(o, tensor_erase(p[i])) != TENDO_OK) \
+                must(NULL, "a parameter");                                                                    \
+            tensor_free(g);                                                                                   \
+        }                                                                                                     \
+        for (int r = 0; r < 12; r++) {                                                                        \
+            double t = now();                                                                                 \
+                                                                                                              \
+            if (tendo_optimizer_step(o) != TENDO_OK)                                                          \
+                must(NULL, "optimizer_step");                                                                 \
+            t = now() - t;                                                                                    \
+            best = r >= 2 && t < best ? t : best;                                                             \
+        }                                                                                                     \
+        tendo_optimizer_free(o);                                                                              \
+        for (int i = 0; i < 8; i++)                                                                           \
+            tensor_free(p[i]);                                                                                \
+        return best;                                                                                          \
+    }
+OPTIM(tensor_f32, cast_tensor_f32)
+#ifdef TENDO_HAVE_BF16
+OPTIM(tensor_bf16, cast_tensor_bf16)
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc != 2 || atoi(argv[1]) < 1) {
@@ -177,5 +214,9 @@ int main(int argc, char **argv)
 #endif
     attention_bwd(512);
     attention_bwd(2048);
+    printf("adamw_f32 %.6f\n", adamw_tensor_f32());
+#ifdef TENDO_HAVE_BF16
+    printf("adamw_bf16 %.6f\n", adamw_tensor_bf16());
+#endif
     return 0;
 }

@@ -3,8 +3,11 @@
 thread count: forward + backward of the MLP and the decoder block of
 bench/bench-grad.c (same sizes, f32 and bf16), attention's backward alone
 at L = 512 and 2048 (with tendo's peak pool bytes beside the O(L^2) a
-materialised score matrix would take).  A small op's fixed cost with grad
-mode on (the default) is `make bench-kernels`' add_out_1.
+materialised score matrix would take), and one AdamW step over 8
+parameters of [512, 512] (torch.optim.AdamW's default and fused forms; a
+bf16 parameter keeps f32 master weights and moments in tendo, bf16 ones in
+torch).  A small op's fixed cost with grad mode on (the default) is `make
+bench-kernels`' add_out_1.
 
     python3 bench/grad.py [path/to/bench-grad] [THREADS...]
 
@@ -100,6 +103,15 @@ def attention_bwd(L):
     return min(times[1:])
 
 
+def adamw(dtype, fused):
+    ps = [leaf(512, 512, scale=0.05, dtype=dtype) for _ in range(8)]
+    for p in ps:
+        p.grad = (torch.randn(512, 512) * 1e-3).to(dtype)
+    opt = torch.optim.AdamW(ps, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
+                            **({"fused": True} if fused else {}))
+    return best(opt.step, 12)
+
+
 def main():
     prog = sys.argv[1] if len(sys.argv) > 1 else "bench/bench-grad"
     threads = [int(t) for t in sys.argv[2:]] or [1, 2]
@@ -110,13 +122,18 @@ def main():
         torch.manual_seed(0)
         theirs = {"mlp_f32": mlp(torch.float32), "mlp_bf16": mlp(torch.bfloat16),
                   "block_f32": block(torch.float32), "block_bf16": block(torch.bfloat16),
-                  "attention_bwd_512": attention_bwd(512), "attention_bwd_2048": attention_bwd(2048)}
+                  "attention_bwd_512": attention_bwd(512), "attention_bwd_2048": attention_bwd(2048),
+                  "adamw_f32": adamw(torch.float32, False), "adamw_bf16": adamw(torch.bfloat16, False)}
+        fused = {"adamw_f32": adamw(torch.float32, True), "adamw_bf16": adamw(torch.bfloat16, True)}
         print(f"== {th} thread{'s' if th > 1 else ''} (tendo / torch; lower is better)")
         for name, t in theirs.items():
             if name not in ours:  # a build without bf16
                 continue
             print(f"  {name:24s} tendo {ours[name] * 1e3:9.3f} ms  torch {t * 1e3:9.3f} ms  "
                   f"ratio {ours[name] / t:6.2f}")
+            if name in fused:
+                print(f"  {name + ' (fused=True)':24s} tendo {ours[name] * 1e3:9.3f} ms  torch "
+                      f"{fused[name] * 1e3:9.3f} ms  ratio {ours[name] / fused[name]:6.2f}")
         for L in (512, 2048):
             peak = ours[f"attention_bwd_{L}_peak"]
             print(f"  attention_bwd_{L} peak pool bytes {peak:.0f} "

@@ -3,11 +3,13 @@
  *   1. fits a line y = w x + b to noisy points of y = 3x - 2 (mean squared
  *      error, plain gradient descent);
  *   2. trains a multilayer perceptron, 1 -> 32 -> 32 -> 1 with tanh, to
- *      approximate sin(x) on [-pi, pi] (gradient descent with momentum).
+ *      approximate sin(x) on [-pi, pi] (tendo_sgd_new: gradient descent
+ *      with momentum, torch.optim.SGD's).
  *
  * Each parameter is a leaf (tensor_set_requires_grad); the forward pass
- * records itself; tensor_backward fills the parameters' gradients; the
- * update runs with grad mode off (torch.no_grad), through the _out forms.
+ * records itself; tensor_backward fills the parameters' gradients.  The
+ * line's update is written out, with grad mode off (torch.no_grad) through
+ * the _out forms; the MLP's is an optimizer's step.
  *
  *   tendo-fit [STEPS]      (default 1500 MLP steps; prints the losses)
  */
@@ -30,21 +32,16 @@ static double scalar(const tensor_f32 *t)
     return v;
 }
 
-/* p -= lr * v, v = momentum * v + grad(p); then p's gradient is dropped. */
-static void step(tensor_f32 *p, tensor_f32 *v, double lr, double momentum)
+/* p -= lr * grad(p); then p's gradient is dropped. */
+static void step(tensor_f32 *p, double lr)
 {
     bool was = tendo_set_grad_enabled(false);
     tensor_f32 *g = CHECK(tensor_grad(p));
-    tensor_f32 *mv = CHECK(tensor_mul_scalar(v, momentum));
-    tensor_f32 *lv;
+    tensor_f32 *lg = CHECK(tensor_mul_scalar(g, lr));
 
-    if (tensor_add_out(v, mv, g) != TENDO_OK)
-        die("add_out");
-    lv = CHECK(tensor_mul_scalar(v, lr));
-    if (tensor_sub_out(p, p, lv) != TENDO_OK)
+    if (tensor_sub_out(p, p, lg) != TENDO_OK)
         die("sub_out");
-    tensor_free(lv);
-    tensor_free(mv);
+    tensor_free(lg);
     tensor_free(g);
     tensor_zero_grad(p);
     tendo_set_grad_enabled(was);
@@ -56,7 +53,7 @@ static void fit_line(void)
 {
     enum { N = 64 };
     float xs[N], ys[N];
-    tensor_f32 *x, *y, *w, *b, *vw, *vb;
+    tensor_f32 *x, *y, *w, *b;
 
     srand(1);
     for (int i = 0; i < N; i++) {
@@ -67,8 +64,6 @@ static void fit_line(void)
     y = CHECK(tensor_f32_from_data(ys, TENDO_SHAPE(N), tendo_cpu()));
     w = CHECK(tensor_f32_zeros(TENDO_SHAPE(1), tendo_cpu()));
     b = CHECK(tensor_f32_zeros(TENDO_SHAPE(1), tendo_cpu()));
-    vw = CHECK(tensor_f32_zeros(TENDO_SHAPE(1), tendo_cpu()));
-    vb = CHECK(tensor_f32_zeros(TENDO_SHAPE(1), tendo_cpu()));
     tensor_set_requires_grad(w, true);
     tensor_set_requires_grad(b, true);
     for (int it = 0; it <= 200; it++) {
@@ -80,33 +75,34 @@ static void fit_line(void)
             die("backward");
         if (it % 50 == 0)
             printf("line  step %3d  loss %.6f  w %.4f  b %.4f\n", it, scalar(loss), scalar(w), scalar(b));
-        step(w, vw, 0.1, 0.0);
-        step(b, vb, 0.1, 0.0);
+        step(w, 0.1);
+        step(b, 0.1);
         tensor_free(loss);
         tensor_free(pred);
         tensor_free(wx);
     }
     printf("line  fitted y = %.3f x %+.3f (the points follow y = 3 x - 2)\n", scalar(w), scalar(b));
-    tensor_free(x), tensor_free(y), tensor_free(w), tensor_free(b), tensor_free(vw), tensor_free(vb);
+    tensor_free(x), tensor_free(y), tensor_free(w), tensor_free(b);
 }
 
 /* ---- 2. a multilayer perceptron ---------------------------------------------------- */
 
 typedef struct {
-    tensor_f32 *w, *b, *vw, *vb;
+    tensor_f32 *w, *b;
 } layer;
 
-static layer layer_new(int64_t in, int64_t out, uint64_t seed)
+/* A layer whose parameters opt updates. */
+static layer layer_new(int64_t in, int64_t out, uint64_t seed, tendo_optimizer *opt)
 {
     layer l;
     tensor_f32 *r = CHECK(tensor_f32_randn(TENDO_SHAPE(in, out), seed, tendo_cpu()));
 
     l.w = CHECK(tensor_mul_scalar(r, 1.0 / sqrt((double)in))); /* LeCun's scale, for tanh */
     l.b = CHECK(tensor_f32_zeros(TENDO_SHAPE(out), tendo_cpu()));
-    l.vw = CHECK(tensor_f32_zeros(TENDO_SHAPE(in, out), tendo_cpu()));
-    l.vb = CHECK(tensor_f32_zeros(TENDO_SHAPE(out), tendo_cpu()));
     tensor_set_requires_grad(l.w, true);
     tensor_set_requires_grad(l.b, true);
+    if (tendo_optimizer_add(opt, tensor_erase(l.w)) != TENDO_OK || tendo_optimizer_add(opt, tensor_erase(l.b)) != TENDO_OK)
+        die("optimizer_add");
     tensor_free(r);
     return l;
 }
@@ -128,7 +124,8 @@ static void train_mlp(int steps)
 {
     enum { N = 256 };
     float xs[N], ys[N];
-    layer l[3] = {layer_new(1, 32, 11), layer_new(32, 32, 12), layer_new(32, 1, 13)};
+    tendo_optimizer *opt = CHECK(tendo_sgd_new(0.05, 0.9, 0.0, false)); /* torch.optim.SGD(lr, momentum) */
+    layer l[3] = {layer_new(1, 32, 11, opt), layer_new(32, 32, 12, opt), layer_new(32, 1, 13, opt)};
     tensor_f32 *x, *y;
     double first = 0, last = 0;
 
@@ -153,17 +150,17 @@ static void train_mlp(int steps)
             first = last;
         if (it % (steps / 6 > 0 ? steps / 6 : 1) == 0)
             printf("mlp   step %4d  loss %.6f\n", it, last);
-        for (int k = 0; k < 3; k++) {
-            step(l[k].w, l[k].vw, 0.05, 0.9);
-            step(l[k].b, l[k].vb, 0.05, 0.9);
-        }
+        if (tendo_optimizer_step(opt) != TENDO_OK)
+            die("optimizer_step");
+        tendo_optimizer_zero_grad(opt);
         tensor_free(loss);
         tensor_free(out);
     }
     printf("mlp   sin(x) on [-pi, pi]: mean squared error %.6f after %d steps (%.4f at the start)\n", last, steps,
            first);
+    tendo_optimizer_free(opt);
     for (int k = 0; k < 3; k++)
-        tensor_free(l[k].w), tensor_free(l[k].b), tensor_free(l[k].vw), tensor_free(l[k].vb);
+        tensor_free(l[k].w), tensor_free(l[k].b);
     tensor_free(x);
     tensor_free(y);
 }

@@ -115,6 +115,12 @@ class Dtype:
         return f"tensor_{self.name}"
 
     @property
+    def state_dtype(self):
+        """The dtype of a float dtype's optimizer state (the `state` param
+        kind): the one its accumulation type is, f32 or f64."""
+        return {"float": "f32", "double": "f64"}.get(self.accum_type, "")
+
+    @property
     def enum(self):
         return f"TENDO_{self.NAME}"
 

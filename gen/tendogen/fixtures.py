@@ -26,6 +26,9 @@ FIXED_FIXTURES = {"mask34": ((3, 4), "bool"), "idx4": ((4,), "i64"), "idx4_i32":
                   "idx34": ((3, 4), "i64"), "idx3": ((3,), "i64")}
 FIXED_DEFAULT = {"ctensor_bool": "mask34", "ctensor_i64": "idx4", "ctensor_i32": "idx4_i32"}
 TENSOR_SAMPLES = tuple(FIXTURES) + ("fresh", "null")
+# Writable fixtures of the swept dtype's optimizer-state dtype (f32, or f64
+# for f64), for `state` params: each such param of a call needs its own.
+STATE_FIXTURES = {"st34a": (3, 4), "st34b": (3, 4), "st34c": (3, 4)}
 # Scalar params by (C type, name); any bool is false.
 SCALARS = {
     "int": {"dim": 1, "d0": 0, "d1": 1, "start_dim": 0, "end_dim": 1, "n": 2},
@@ -84,6 +87,11 @@ def sample_args(fn, dt, where):
                 args.append(f"({const}{dt.tensor} *)tf_take_fresh(x)")
             else:
                 args.append(f"({const}{dt.tensor} *)x->fix[TF_{v.upper()}]")
+        elif p.is_state:
+            v = sample.get(p.name, "")
+            if v not in (*STATE_FIXTURES, "null"):
+                raise GenError(f"{w}: a state param's sample is one of {', '.join(STATE_FIXTURES)}, null")
+            args.append("NULL" if v == "null" else f"(tensor_{dt.state_dtype} *)x->fix[TF_{v.upper()}]")
         elif p.kind == "data":
             args.append(f"(const {dt.c_type} *)(const void *)x->data")
         elif p.kind == "out_data":
@@ -142,7 +150,8 @@ def fixtures(dtypes):
     (the fixed-dtype ones only where this build has that dtype)."""
     built = {d.name for d in dtypes}
     return {**{k: (v, "") for k, v in FIXTURES.items()},
-            **{k: v for k, v in FIXED_FIXTURES.items() if v[1] in built}}
+            **{k: v for k, v in FIXED_FIXTURES.items() if v[1] in built},
+            **{k: (v, "state") for k, v in STATE_FIXTURES.items()}}
 
 
 def sample_calls(reg, dtypes):

@@ -22,6 +22,7 @@ PARAM_KINDS = {
     "out_tensor": "{T} **",
     "out_tensor_i64": "tensor_i64 **",
     "erased": "tendo_tensor *",  # a type-erased handle (tendo/erased.h)
+    "state": "{S} *",  # written state of the dtype's accumulation dtype (an optimizer's moments); may be NULL
 }
 # Tensors of the dtype the function is generated for (the generic macro
 # dispatches on the first of these), and tensors of one fixed dtype.
@@ -37,10 +38,10 @@ RET_KINDS = {"tensor": None, "tensor_sum": None, "tensor_bool": "bool", "tensor_
 
 # The ABIs of CUDA launchers (src/core/launch.h): the macro that declares one.
 CUDA_ABIS = {"loop": "TENDO__CU_LOOP", "rows": "TENDO__CU_ROWS", "rand": "TENDO__CU_RAND",
-             "scatter_add": "TENDO__CU_SCATTER_ADD"}
+             "scatter_add": "TENDO__CU_SCATTER_ADD", "optim": "TENDO__CU_OPTIM"}
 # The CPU kernel templates (templates/cpu/<part>.c.j2, one output per
 # accumulation type) and the per-dtype CUDA sources (kernels/templates/<source>.cu.j2).
-CPU_PARTS = ("reduce", "order")
+CPU_PARTS = ("reduce", "order", "optim")
 CUDA_SOURCES = ("ops", "reduce", "order")
 # The device header (kernels/) a kernel of each source calls into, unless
 # its entry names another.
@@ -76,6 +77,8 @@ class Param:
     def c_decl(self, dt, suffix=""):
         ctype = PARAM_KINDS.get(self.kind, self.kind)
         ctype = ctype.replace("{T}", dt.tensor).replace("{E}", dt.c_type)
+        if self.is_state:
+            ctype = ctype.replace("{S}", f"tensor_{dt.state_dtype}")
         sep = "" if ctype.endswith("*") else " "
         return f"{ctype}{sep}{self.name}{suffix}"
 
@@ -90,6 +93,12 @@ class Param:
         return FIXED_TENSOR_KINDS.get(self.kind)
 
     @property
+    def is_state(self):
+        """A tensor of the dtype's accumulation dtype that the function
+        writes (f32 for f32 and the narrow floats, f64 for f64)."""
+        return self.kind == "state"
+
+    @property
     def is_out(self):
         """Where the function stores a new tensor (an out_tensor kind)."""
         return self.kind in OUT_TENSOR_KINDS
@@ -101,13 +110,13 @@ class Param:
 
     @property
     def is_any_tensor(self):
-        return self.is_tensor or self.fixed_dtype is not None or self.is_out
+        return self.is_tensor or self.fixed_dtype is not None or self.is_out or self.is_state
 
     @property
     def core_decl(self):
         """How a `call` sees this param, when it is a tensor: the core
         type it is declared as, and the conversion from the typed one."""
-        if self.kind == "tensor":
+        if self.kind in ("tensor", "state"):
             return "tendo__tensor *", f"(tendo__tensor *)(void *){self.name}_"
         if self.kind == "ctensors":
             return "const tendo__tensor *const *", f"(const tendo__tensor *const *)(const void *){self.name}_"

@@ -114,6 +114,8 @@ def load_fn(table, group, where):
         raise GenError(f"{where}: writes '{fn.writes}': want a `tensor` param of that name and ret tendo_status")
     if "{to}" in fn.name and not fn.per_target:
         raise GenError(f"{where}: {{to}} in the name of a function that is not per_target")
+    if any(p.is_state for p in params) and set(fn.kinds) != {"float"}:
+        raise GenError(f"{where}: a `state` param (the accumulation dtype's tensor) needs kinds = [\"float\"]")
     return fn
 
 

@@ -77,6 +77,9 @@ bool tendo__cuda_sync(const char *op, tendo_device d);
 /* The indexed walk w over ts[0..nts) (core/device.h's index slot). */
 bool tendo__cuda_index(const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts,
                        tendo__cu_scatter_add_fn add);
+/* One optimizer update by the launcher fn over ts[0..nts) (core/device.h's optim slot). */
+bool tendo__cuda_optim(const char *op, const tendo__cu_optim *w, const tendo__tensor *const *ts, int nts,
+                       tendo__cu_optim_fn fn);
 /* tril/triu zeroing of the dense t (core/device.h's tri_zero slot). */
 bool tendo__cuda_tri_zero(const char *op, tendo__tensor *t, int64_t k, bool upper);
 /* numpy.matmul through cuBLAS (kernels/host/blas.c). */

@@ -487,6 +487,20 @@ bool tendo__cuda_tri_zero(const char *op, tendo__tensor *t, int64_t k, bool uppe
                                                                         k, upper, (int)tendo_dtype_size(t->dtype))));
 }
 
+bool tendo__cuda_optim(const char *op, const tendo__cu_optim *w, const tendo__tensor *const *ts, int nts,
+                       tendo__cu_optim_fn fn)
+{
+    if (!fn) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CUDA kernel for this op");
+        return false;
+    }
+    if (w->n == 0)
+        return true;
+    if (!tendo__cuda_begin(op, ts, nts))
+        return false;
+    return tendo__cuda_end(ts, nts, tendo__cuda_ok(op, fn(w)));
+}
+
 bool tendo__cuda_rand(const char *op, tendo__tensor *t, tendo__cu_rand_fn fn, uint64_t seed, bool normal)
 {
     if (!fn) {
@@ -770,6 +784,9 @@ GUARDED(bool, index,
         (const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts,
          tendo__cu_scatter_add_fn add),
         (op, w, ts, nts, add))
+GUARDED(bool, optim,
+        (const char *op, const tendo__cu_optim *w, const tendo__tensor *const *ts, int nts, tendo__cu_optim_fn fn),
+        (op, w, ts, nts, fn))
 GUARDED(bool, tri_zero, (const char *op, tendo__tensor *t, int64_t k, bool upper), (op, t, k, upper))
 GUARDED(tendo__tensor *, matmul, (const char *op, const tendo__tensor *a, const tendo__tensor *b), (op, a, b))
 GUARDED(tendo__tensor *, rope,
@@ -803,6 +820,7 @@ const tendo__device_ops tendo__cuda_device = {
     .rows = guarded_rows,
     .index = guarded_index,
     .tri_zero = guarded_tri_zero,
+    .optim = guarded_optim,
     .matmul = guarded_matmul,
     .rope = guarded_rope,
     .attention = guarded_attention,

@@ -226,6 +226,17 @@ tendo_status tendo__set_requires_grad(const char *op, tendo__tensor *t, bool on)
     return TENDO_OK;
 }
 
+tendo__tensor *tendo__tensor_share(const char *op, const tendo__tensor *t)
+{
+    tendo__tensor *h = tendo__tensor_alias(op, t);
+
+    if (h && t->ag) {
+        h->ag = t->ag;
+        h->ag->refs++;
+    }
+    return h;
+}
+
 tendo__tensor *tendo__grad_of(const char *op, const tendo__tensor *t)
 {
     if (!tendo__check_tensor(op, "t", t))

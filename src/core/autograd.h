@@ -110,6 +110,10 @@ static inline bool tendo__grad_wanted(const tendo__tensor *t)
     return tendo__requires_grad(t) && tendo__grad_enabled();
 }
 
+/* A new handle on t's elements that shares its autograd state (a leaf's
+ * gradient, a result's record), as the handles an optimizer keeps; NULL
+ * (TENDO_ERR_OOM naming op) on failure. */
+tendo__tensor *tendo__tensor_share(const char *op, const tendo__tensor *t);
 /* Drops t's reference to its meta (tendo__tensor_free calls it). */
 void tendo__grad_release(tendo__tensor *t);
 

@@ -73,6 +73,11 @@ typedef struct tendo__device_ops {
      * (scatter_add); queued, not waited for (the caller downloads w->bad). */
     bool (*index)(const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts,
                   tendo__cu_scatter_add_fn add);
+    /* One optimizer update (core/launch.h) by the launcher fn over the
+     * tensors ts[0..nts) it reads or writes.  NULL entry: the CPU's
+     * kernels run instead (src/core/optim.c). */
+    bool (*optim)(const char *op, const tendo__cu_optim *w, const tendo__tensor *const *ts, int nts,
+                  tendo__cu_optim_fn fn);
     /* tril (upper false) / triu (upper true) zeroing of the dense t in place. */
     bool (*tri_zero)(const char *op, tendo__tensor *t, int64_t k, bool upper);
     /* numpy.matmul of a and b (same device and dtype, checked): a new

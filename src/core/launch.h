@@ -103,6 +103,25 @@ typedef struct {
     int sqrt;
 } tendo__cu_var_ctx;
 
+/* One optimizer update of one parameter (src/core/optim.c): n dense
+ * elements of param and grad (the parameter's dtype) and of the states,
+ * which are dense in the compute type (float, double for f64).  The same
+ * struct describes the work to the CPU kernels (tendo__adamw_<acc>,
+ * tendo__sgd_<acc>) and to the launchers. */
+typedef struct {
+    int64_t n;
+    void *param;
+    const void *grad;
+    void *m;      /* AdamW's exp_avg; SGD's momentum buffer (NULL without momentum) */
+    void *v;      /* AdamW's exp_avg_sq; NULL for SGD */
+    void *master; /* param in the compute type, updated and rounded into param; NULL: param itself */
+    double lr, weight_decay;
+    double beta1, beta2, eps;   /* AdamW */
+    double step_size, bc2_sqrt; /* AdamW, in double as torch does: lr / (1 - beta1^step), sqrt(1 - beta2^step) */
+    double momentum;            /* SGD */
+    int nesterov, first;        /* SGD: first: the momentum buffer starts as the step's gradient */
+} tendo__cu_optim;
+
 /* Per-dtype launchers tendo__cu_<kernel>_<dt>, one for each [[kernel]] of
  * gen/registry/ that a dtype's functions use (declared in the generated
  * src/gen/cuda_launchers.h, defined by kernels/templates/<source>.cu.j2),
@@ -121,7 +140,8 @@ typedef struct {
  *                    (ctx tendo__cu_order_ctx), cumsum (ctx NULL; a float's own
  *                    dtype, else int64), var (ctx tendo__cu_var_ctx),
  *                    cross_entropy and cross_entropy_back (ctx tendo__cu_ce_ctx)
- *   TENDO__CU_RAND   rand: Philox uniforms or normals into n dense elements */
+ *   TENDO__CU_RAND   rand: Philox uniforms or normals into n dense elements
+ *   TENDO__CU_OPTIM  adamw, sgd: one optimizer update (tendo__cu_optim) */
 #define TENDO__CU_LOOP(name) int name(const tendo__cu_iter *it, const void *ctx)
 #define TENDO__CU_ROWS(name) int name(const tendo__cu_rows *r, const void *ctx)
 #define TENDO__CU_RAND(name) int name(void *dst, int64_t n, uint64_t seed, int normal)
@@ -137,6 +157,8 @@ typedef struct {
 typedef TENDO__CU_LOOP((*tendo__cu_loop_fn));
 typedef TENDO__CU_ROWS((*tendo__cu_rows_fn));
 typedef TENDO__CU_RAND((*tendo__cu_rand_fn));
+#define TENDO__CU_OPTIM(name) int name(const tendo__cu_optim *w)
+typedef TENDO__CU_OPTIM((*tendo__cu_optim_fn));
 
 /* An indexed walk (index_select, gather, scatter: src/core/index.c), over
  * numel positions p, row-major over shape: k = idx[sum_d p[d] * istride[d]]

@@ -451,6 +451,30 @@ VM_TARGET static float VM(vexp_shift_sum)(float *x, float shift, int64_t n)
     return tendo__vmath_fold16(lane);
 }
 
+/* tendo__vadamw_f32 at this width over the first n - n % W elements; the
+ * caller does the rest with the scalar loop.  Each step is the scalar
+ * loop's IEEE operation (no FMA), so every width gives its bits. */
+VM_TARGET static int64_t VM(vadamw)(float *p, const float *g, float *m, float *v, int64_t n, const float *c)
+{
+    enum { W = VMATH_WIDTH };
+    const VF decay = K(c[0]), wt = K(c[1]), beta2 = K(c[2]), wt2 = K(c[3]), step = K(c[4]), bc2 = K(c[5]);
+    const VF eps = K(c[6]), rest = K(1.0f - c[1]);
+    const bool near = c[1] < 0.5f;
+    int64_t i = 0;
+
+    for (; i + W <= n; i += W) {
+        VF gi = VF_LOADU(g + i), mi = VF_LOADU(m + i), vi = VF_LOADU(v + i);
+        VF pi = VF_MUL(VF_LOADU(p + i), decay);
+
+        mi = near ? VF_ADD(mi, VF_MUL(wt, VF_SUB(gi, mi))) : VF_SUB(gi, VF_MUL(VF_SUB(gi, mi), rest));
+        vi = VF_ADD(VF_MUL(vi, beta2), VF_MUL(VF_MUL(wt2, gi), gi));
+        VF_STOREU(m + i, mi);
+        VF_STOREU(v + i, vi);
+        VF_STOREU(p + i, VF_ADD(pi, VF_DIV(VF_MUL(step, mi), VF_ADD(VF_DIV(VF_SQRT(vi), bc2), eps))));
+    }
+    return i;
+}
+
 #undef VMATH_LOOP
 #undef VMATH_LOOP_AT
 #undef K

@@ -37,6 +37,7 @@
 #include "cpu/cpu.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
@@ -577,6 +578,28 @@ const char *tendo__vmath_path(void) { return "scalar"; }
 #endif /* TENDO__VMATH_X86 */
 
 /* ---- public loops ------------------------------------------------------- */
+
+void tendo__vadamw_f32(float *p, const float *g, float *m, float *v, int64_t n, const float c[7])
+{
+    const float decay = c[0], wt = c[1], beta2 = c[2], wt2 = c[3], step = c[4], bc2 = c[5], eps = c[6];
+    const float rest = 1.0f - wt;
+    int64_t i = 0;
+
+#if TENDO__VMATH_X86
+    int w = n > 0 ? width() : 0;
+    if (w)
+        i = w == 16 ? vadamw_16(p, g, m, v, n, c) : vadamw_8(p, g, m, v, n, c);
+#endif
+    for (; i < n; i++) { /* vadamw_W's operations, one element at a time */
+        float gi = g[i], pi = p[i] * decay;
+        float mi = wt < 0.5f ? m[i] + wt * (g[i] - m[i]) : gi - (gi - m[i]) * rest;
+        float vi = v[i] * beta2 + wt2 * gi * gi;
+
+        m[i] = mi;
+        v[i] = vi;
+        p[i] = pi + step * mi / (sqrtf(vi) / bc2 + eps);
+    }
+}
 
 float tendo__vexp_shift_sum_f32(float *x, float shift, int64_t n)
 {

@@ -54,6 +54,16 @@ void tendo__vcos_f32(const float *x, float *y, int64_t n);
 /* 1/sqrt(x): rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN, rsqrt(inf) = 0. */
 void tendo__vrsqrt_f32(const float *x, float *y, int64_t n);
 
+/* One torch.optim.AdamW update of n elements in place, in f32 (the CPU
+ * kernel of adamw_update, templates/cpu/optim/adamw.c.j2): with c = {decay
+ * (1 - lr wd), wt (1 - beta1), beta2, wt2 (1 - beta2), step (-lr / (1 -
+ * beta1^t)), bc2 (sqrt(1 - beta2^t)), eps},
+ *   p = p decay;  m = lerp(m, g, wt) (from the nearer end, as torch);
+ *   v = v beta2 + wt2 g g;  p = p + step m / (sqrt(v) / bc2 + eps).
+ * The same IEEE operations in the same order (no FMA) on every path and
+ * at every width, so the result never depends on the dispatch level. */
+void tendo__vadamw_f32(float *p, const float *g, float *m, float *v, int64_t n, const float c[7]);
+
 /* Scalar versions, same semantics (computed in double, rounded once). */
 float tendo__exp_f32(float x);
 /* exp(x) in double, the scalar form of tendo__vexp_f64 (same bits). */

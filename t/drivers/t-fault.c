@@ -258,7 +258,7 @@ static void part1(bool strided, tendo_device dev)
                 tendo_tensor_free(x.fix[j]);
             for (int j = 0; j < TF_NFIX; j++) {
                 x.fix[j] = (strided && !tf_fixtures[j].mutable_ ? make_strided_fixture : make_fixture)(
-                    tf_fixtures[j].dtype ? tf_fixtures[j].dtype : f->dtype, tf_fixtures[j].ndim,
+                    tf_fixture_dtype(j, f->dtype), tf_fixtures[j].ndim,
                     tf_fixtures[j].shape, (uint64_t)j + 1);
                 if (!tf_make_leaf(j, x.fix[j]))
                     bail("cannot make fixture %s a leaf: %s", tf_fixtures[j].name,
@@ -675,6 +675,63 @@ static bool seq_backward_bf16(void)
 }
 #endif
 
+/* An optimizer's life: AdamW over an f32 leaf (and a bf16 one, whose step
+ * makes an f32 master) given fresh gradients, clip_grad_norm, a step, its
+ * state saved, and a second optimizer loading it.  A failed clip or step
+ * leaves every parameter and gradient as it was; the state file goes. */
+static tensor_f32 *op_w, *op_g;
+static char op_path[128];
+#ifdef TENDO_HAVE_BF16
+static tensor_bf16 *op_h, *op_hg;
+#endif
+
+static bool seq_optimizer(void)
+{
+    tendo_tensor *ps[2] = {tensor_erase(op_w), NULL}, *gs[2] = {tensor_erase(op_g), NULL};
+    tendo_optimizer *o = NULL, *o2 = NULL;
+    snap pb[2] = {{0}}, gb[2] = {{0}};
+    int np = 1;
+    bool good, kept = true;
+
+#ifdef TENDO_HAVE_BF16
+    ps[1] = tensor_erase(op_h), gs[1] = tensor_erase(op_hg), np = 2;
+#endif
+    good = (o = CALL("adamw_new", tendo_adamw_new(1e-2, 0.9, 0.999, 1e-8, 0.01))) != NULL;
+    for (int i = 0; good && i < np; i++)
+        good = CALL("optimizer_add", tendo_optimizer_add(o, ps[i])) == TENDO_OK &&
+               CALL("backward", tendo__backward("backward", (tendo__tensor *)(void *)ps[i],
+                                                (tendo__tensor *)(void *)gs[i])) == TENDO_OK;
+    if (good) {
+        for (int i = 0; i < np; i++) {
+            pb[i] = snapshot(ps[i]);
+            gb[i] = snapshot(((tendo__tensor *)(void *)ps[i])->ag->grad);
+        }
+        good = CALL("optimizer_clip_grad_norm", tendo_optimizer_clip_grad_norm(o, 0.5)) >= 0;
+        for (int i = 0; !good && i < np; i++)
+            kept = kept && same(((tendo__tensor *)(void *)ps[i])->ag->grad, &gb[i]);
+        good = good && CALL("optimizer_step", tendo_optimizer_step(o)) == TENDO_OK;
+        for (int i = 0; !good && i < np; i++)
+            kept = kept && same(ps[i], &pb[i]);
+    }
+    good = good && CALL("optimizer_save", tendo_optimizer_save(o, op_path)) == TENDO_OK &&
+           (o2 = CALL("adamw_new", tendo_adamw_new(1e-2, 0.9, 0.999, 1e-8, 0.01))) != NULL;
+    for (int i = 0; good && i < np; i++)
+        good = CALL("optimizer_add", tendo_optimizer_add(o2, ps[i])) == TENDO_OK;
+    good = good && CALL("optimizer_load", tendo_optimizer_load(o2, op_path)) == TENDO_OK;
+    if (good && tendo_optimizer_steps(o2, np - 1) != 1)
+        good = wrong("the loaded optimizer has not stepped once");
+    for (int i = 0; i < np; i++)
+        free(pb[i].bytes), free(gb[i].bytes);
+    tendo_optimizer_free(o);
+    tendo_optimizer_free(o2);
+    for (int i = 0; i < np; i++) /* each run starts and ends with no gradient */
+        tendo__zero_grad((tendo__tensor *)(void *)ps[i]);
+    remove(op_path);
+    if (!kept)
+        return wrong("a failed clip or step changed a parameter or a gradient");
+    return good;
+}
+
 typedef struct {
     const char *name;
     bool (*run)(void);
@@ -762,6 +819,7 @@ static void part2(void)
 #ifdef TENDO_HAVE_BF16
         {"backward of a bf16 leaf used three times (f32 sums)", seq_backward_bf16, NULL},
 #endif
+        {"an optimizer: add, clip, step (bf16 master weights), save, load", seq_optimizer, NULL},
         {"on cuda:0: to device, add, matmul, split sum, new segment, back", seq_gpu, NULL},
     };
     const size_t nseqs = sizeof seqs / sizeof seqs[0] - (tendo_cuda_device_count() > 0 ? 0 : 1);
@@ -787,6 +845,17 @@ static void part2(void)
         bail("cannot write the old files: %s", tendo_error_message(tendo_last_error()));
     tendo_collection_free(c);
     tensor_free(old);
+    snprintf(op_path, sizeof op_path, "%s/optimizer.safetensors", dir);
+    op_w = tensor_f32_randn(2, (const int64_t[]){4, 5}, 21, tendo_cpu());
+    op_g = tensor_f32_randn(2, (const int64_t[]){4, 5}, 22, tendo_cpu());
+    if (!op_w || !op_g || tensor_set_requires_grad(op_w, true) != TENDO_OK)
+        bail("setup failed");
+#ifdef TENDO_HAVE_BF16
+    op_h = tensor_bf16_randn(1, (const int64_t[]){7}, 23, tendo_cpu());
+    op_hg = tensor_bf16_randn(1, (const int64_t[]){7}, 24, tendo_cpu());
+    if (!op_h || !op_hg || tensor_set_requires_grad(op_h, true) != TENDO_OK)
+        bail("setup failed");
+#endif
     bw_w1 = tensor_f32_randn(2, (const int64_t[]){4, 5}, 11, tendo_cpu());
     bw_w2 = tensor_f32_randn(2, (const int64_t[]){5, 3}, 12, tendo_cpu());
     bw_bias = tensor_f32_randn(1, (const int64_t[]){3}, 13, tendo_cpu());
@@ -808,8 +877,10 @@ static void part2(void)
     tendo_tensor_free(in_a);
     tendo_tensor_free(in_b);
     tensor_free(bw_w1), tensor_free(bw_w2), tensor_free(bw_bias);
+    tensor_free(op_w), tensor_free(op_g);
 #ifdef TENDO_HAVE_BF16
     tensor_free(bw_half);
+    tensor_free(op_h), tensor_free(op_hg);
 #endif
 }
 

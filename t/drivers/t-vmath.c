@@ -810,6 +810,39 @@ static void test_exp_shift_sum(const char *path)
        MAXN, bad);
 }
 
+/* ---- the AdamW update ------------------------------------------------------------------- */
+
+/* tendo__vadamw_f32 on this path against the same operations written out
+ * here in float (no FMA), bit for bit, over every length up to 40 (every
+ * tail) and both lerp branches; the constants of two torch settings. */
+static void test_adamw(const char *path)
+{
+    const float cs[2][7] = {{1.0f - 1e-3f * 0.01f, 0.1f, 0.999f, 1e-3f, -1e-3f / 0.271f, 0.0447f, 1e-8f},
+                            {1.0f, 0.7f, 0.95f, 0.05f, -3e-3f / 0.657f, 0.3122f, 1e-6f}};
+    float p[40], g[40], m[40], v[40], wp[40], wm[40], wv[40];
+    int bad = 0;
+
+    for (int k = 0; k < 2; k++)
+        for (int n = 0; n <= 40; n++) {
+            const float *c = cs[k];
+            for (int i = 0; i < n; i++) {
+                p[i] = wp[i] = (float)(sin(i + 0.5 * n) * 2);
+                g[i] = (float)(cos(3.0 * i + n) * 1e-2);
+                m[i] = wm[i] = (float)(sin(5.0 * i) * 1e-2);
+                v[i] = wv[i] = (float)(1e-4 * (1.5 + cos(7.0 * i)));
+            }
+            tendo__vadamw_f32(p, g, m, v, n, c);
+            for (int i = 0; i < n; i++) {
+                float pi = wp[i] * c[0];
+                float mi = c[1] < 0.5f ? wm[i] + c[1] * (g[i] - wm[i]) : g[i] - (g[i] - wm[i]) * (1.0f - c[1]);
+                float vi = wv[i] * c[2] + c[3] * g[i] * g[i];
+                float pn = pi + c[4] * mi / (sqrtf(vi) / c[5] + c[6]);
+                bad += !same(p[i], pn) || !same(m[i], mi) || !same(v[i], vi);
+            }
+        }
+    ok(bad == 0, "adamw %s: lengths 0..40, both lerp branches, the scalar operations' bits (%d bad)", path, bad);
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 /* All checks for one path: the CPU's choice ("avx512" or "avx2", as
@@ -838,6 +871,7 @@ static void run_path(int scalar)
     test_specials(path);
     test_exp64(path, !scalar);
     test_exp_shift_sum(path);
+    test_adamw(path);
     tendo__vmath_force_scalar(0);
 }
 

@@ -7,16 +7,8 @@
 # saying why, without a Python that has torch and transformers
 # (TORCH_PYTHON, BENCH_PYTHON or PYTHON).
 : "${top_builddir:=.}"
-py=
-for p in "${TORCH_PYTHON:-}" "${BENCH_PYTHON:-}" "${PYTHON:-}" python3; do
-    [ -n "$p" ] && "$p" -c 'import torch, transformers' 2>/dev/null && { py=$p; break; }
-done
-if [ -z "$py" ]; then
-    echo "1..0 # SKIP no Python with torch and transformers (set TORCH_PYTHON)"
-    exit 0
-fi
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "${top_srcdir:-.}/t/lib/find-python.sh"
+find_python "torch, transformers" "torch and transformers"
 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH="${top_srcdir:-.}/t/lib${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/examples/tendo-generate" "$tmp" <<'PY'
 import subprocess, sys, warnings
 from tap import Tap
