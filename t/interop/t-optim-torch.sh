@@ -13,25 +13,17 @@
 . "${top_srcdir:-.}/t/lib/find-python.sh"
 find_python "torch, safetensors" "torch and safetensors"
 PYTHONPATH="${top_srcdir:-.}/t/lib${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$top_builddir/t/grad-model" "$tmp" <<'PY'
-import math, subprocess, sys
+import subprocess, sys
 import torch
 from safetensors.torch import load_file, save_file
 from tap import Tap
-from torch_models import models
+from torch_models import cosine, models
 
 prog, tmp = sys.argv[1], sys.argv[2]
 tap = Tap()
 torch.manual_seed(0)
 STEPS = 50
 DATA = ("x", "target", "targets")
-
-
-def cosine(s, warmup, total, lr_max, lr_min):  # tendo_lr_cosine
-    if s < warmup:
-        return lr_max * s / warmup
-    if s >= total:
-        return lr_min
-    return lr_min + (lr_max - lr_min) * 0.5 * (1 + math.cos(math.pi * (s - warmup) / (total - warmup)))
 
 
 def torch_train(fwd, inputs, opt_name, tdt):

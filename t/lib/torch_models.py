@@ -1,7 +1,10 @@
 """t/lib/torch_models.py - the small models t/interop/t-grad-torch.sh and
 t/interop/t-optim-torch.sh run in PyTorch beside t/grad-model (whose C
 side is t/lib/grad-models.h): each a maker of the inputs and parameters
-(f32, and metadata) and the loss of a dict of them."""
+(f32, and metadata) and the loss of a dict of them; and tendo_lr_cosine,
+the schedule of the tests that train beside PyTorch."""
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -64,3 +67,12 @@ def block(p):
 
 
 models = {"mlp": (mlp_inputs, mlp), "block": (block_inputs, block)}
+
+
+def cosine(s, warmup, total, lr_max, lr_min):
+    """tendo_lr_cosine: linear warmup, then cosine down to lr_min."""
+    if s < warmup:
+        return lr_max * s / warmup
+    if s >= total:
+        return lr_min
+    return lr_min + (lr_max - lr_min) * 0.5 * (1 + math.cos(math.pi * (s - warmup) / (total - warmup)))
