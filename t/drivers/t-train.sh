@@ -56,7 +56,13 @@ ok $? "tendo-generate loads the checkpoint and continues a prompt"
 sed 's/^/# /' "$tmp/gen.err"
 
 # ---- resuming ----
+has_bf16=no
+"$top_builddir/tools/tendo" info 2>/dev/null | grep -q '^  bf16 ' && has_bf16=yes
 for dt in f32 bf16; do
+    if [ $dt = bf16 ] && [ $has_bf16 = no ]; then
+        n=$((n + 1)); echo "ok $n # SKIP this build has no bf16"
+        continue
+    fi
     mkdir "$tmp/s-$dt" "$tmp/r-$dt"
     "$train" $common --quiet --steps 16 --dtype $dt "$tmp/cfg.json" "$text" "$tmp/s-$dt" &&
         "$train" $common --quiet --steps 16 --stop-after 7 --dtype $dt "$tmp/cfg.json" "$text" "$tmp/r-$dt" &&
@@ -67,8 +73,12 @@ for dt in f32 bf16; do
         [ "$(losses "$tmp/s-$dt")" = "$(losses "$tmp/r-$dt")" ]
     ok $? "$dt: stopped after step 7 and resumed: the losses, parameters and optimizer state of a run that never stopped"
 done
-grep -q '"torch_dtype": "bfloat16"' "$tmp/r-bf16/config.json"
-ok $? "bf16: config.json says torch_dtype bfloat16"
+if [ $has_bf16 = yes ]; then
+    grep -q '"torch_dtype": "bfloat16"' "$tmp/r-bf16/config.json"
+    ok $? "bf16: config.json says torch_dtype bfloat16"
+else
+    n=$((n + 1)); echo "ok $n # SKIP this build has no bf16"
+fi
 
 # ---- errors ----
 sed 's/"silu"/"gelu"/' "$tmp/cfg.json" > "$tmp/gelu.json"
