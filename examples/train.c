@@ -180,6 +180,10 @@ static void parse_options(int argc, char **argv, options *o)
         o->warmup = o->steps / 10;
     if (o->val_every < 0)
         o->val_every = o->steps / 10 > 0 ? o->steps / 10 : 1;
+    if (o->val_every == 0) {
+        fprintf(stderr, "%s: --val-every 0: want a number of steps (no validation: --val-batches 0)\n", PROGRAM);
+        exit(2);
+    }
     if (o->min_lr < 0)
         o->min_lr = o->lr / 10;
     if (o->stop_after <= 0 || o->stop_after > o->steps)
@@ -388,7 +392,7 @@ static void make_batch(const text *t, const options *o, int64_t step, int64_t va
     for (int64_t b = 0; b < o->batch; b++) {
         int64_t off;
         if (val < 0) {
-            off = (int64_t)(mix(mix(o->seed) ^ mix((uint64_t)step * 1024 + (uint64_t)b)) % (uint64_t)(t->ntrain - o->seq));
+            off = (int64_t)(mix((mix(o->seed) ^ mix((uint64_t)step)) + (uint64_t)b) % (uint64_t)(t->ntrain - o->seq));
         } else {
             int64_t span = t->n - t->ntrain - o->seq, k = val * o->batch + b;
             off = t->ntrain + (span > 0 ? (k * o->seq) % span : 0);
@@ -453,6 +457,18 @@ static void path_in(char *buf, size_t n, const char *dir, const char *name)
     snprintf(buf, n, "%s/%s", dir, name);
 }
 
+/* The options that decide a run's batches and steps: a resumed run must
+ * have the same, or its losses would not be those of a run that never
+ * stopped.  (trainer_state.json holds them beside the step.) */
+static json_t *run_options(const options *o)
+{
+    return json_pack("{sI sI sI sI sI sf sf sf sf sf sf sf sf ss ss}", "seed", (json_int_t)o->seed, "steps",
+                     (json_int_t)o->steps, "batch", (json_int_t)o->batch, "seq", (json_int_t)o->seq, "warmup",
+                     (json_int_t)o->warmup, "lr", o->lr, "min_lr", o->min_lr, "weight_decay", o->weight_decay,
+                     "beta1", o->beta1, "beta2", o->beta2, "momentum", o->momentum, "clip", o->clip,
+                     "val_fraction", o->val_fraction, "dtype", o->dtype, "optimizer", o->optimizer);
+}
+
 /* Saves the checkpoint of step `step` to o->out: false (a message printed,
  * the previous checkpoint's files intact) when a write fails. */
 static bool save_checkpoint(const options *o, json_t *cfg_json, const llama_config *c, const param *ps, int np,
@@ -465,7 +481,9 @@ static bool save_checkpoint(const options *o, json_t *cfg_json, const llama_conf
 
     for (int i = 0; i < np && good; i++)
         good = tendo_collection_add(col, ps[i].name, ps[i].t) == TENDO_OK;
-    good = good && tendo_collection_set_metadata(col, "format", "pt") == TENDO_OK;
+    snprintf(path, sizeof path, "%lld", (long long)step); /* checked against trainer_state.json on resume */
+    good = good && tendo_collection_set_metadata(col, "format", "pt") == TENDO_OK &&
+           tendo_collection_set_metadata(col, "tendo.step", path) == TENDO_OK;
     path_in(path, sizeof path, o->out, "model.safetensors");
     good = good && tendo_safetensors_save(path, col) == TENDO_OK;
     path_in(path, sizeof path, o->out, "optimizer.safetensors");
@@ -477,12 +495,8 @@ static bool save_checkpoint(const options *o, json_t *cfg_json, const llama_conf
         fprintf(stderr, "%s: saving step %lld: %s: %s\n", PROGRAM, (long long)step, path, strerror(errno));
         good = false;
     }
-    state = json_pack("{sI sI sI sI sf sf sf sf sf sf sI ss ss sf}", "step", (json_int_t)step, "steps",
-                      (json_int_t)o->steps, "batch", (json_int_t)o->batch, "seq", (json_int_t)o->seq, "lr", o->lr,
-                      "min_lr", o->min_lr, "weight_decay", o->weight_decay, "beta1", o->beta1, "beta2", o->beta2,
-                      "clip", o->clip, "warmup", (json_int_t)o->warmup, "dtype", o->dtype, "optimizer", o->optimizer,
-                      "momentum", o->momentum);
-    json_object_set_new(state, "seed", json_integer((json_int_t)o->seed));
+    state = run_options(o);
+    json_object_set_new(state, "step", json_integer((json_int_t)step));
     path_in(path, sizeof path, o->out, "trainer_state.json");
     if (good && !write_json(path, state)) { /* the marker last: the step the files above belong to */
         fprintf(stderr, "%s: saving step %lld: %s: %s\n", PROGRAM, (long long)step, path, strerror(errno));
@@ -509,16 +523,25 @@ static int64_t checkpoint_step(const options *o)
         exit(1);
     }
     step = json_integer_value(json_object_get(st, "step"));
-    if (json_integer_value(json_object_get(st, "batch")) != o->batch ||
-        json_integer_value(json_object_get(st, "seq")) != o->seq ||
-        (uint64_t)json_integer_value(json_object_get(st, "seed")) != o->seed ||
-        !json_is_string(json_object_get(st, "dtype")) ||
-        strcmp(json_string_value(json_object_get(st, "dtype")), o->dtype) ||
-        !json_is_string(json_object_get(st, "optimizer")) ||
-        strcmp(json_string_value(json_object_get(st, "optimizer")), o->optimizer)) {
-        fprintf(stderr, "%s: --resume: %s was made with another --batch, --seq, --seed, --dtype or --optimizer\n",
-                PROGRAM, path);
-        exit(1);
+    {
+        json_t *want = run_options(o), *v;
+        const char *key;
+
+        json_object_foreach(want, key, v) {
+            json_t *had = json_object_get(st, key);
+            bool same = json_is_real(v) ? json_is_number(had) &&
+                                              fabs(json_number_value(had) - json_real_value(v)) <=
+                                                  1e-12 * fabs(json_real_value(v))
+                                        : json_equal(had, v);
+            if (!same) {
+                char *a = had ? json_dumps(had, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15)) : NULL;
+                char *b = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+                fprintf(stderr, "%s: --resume: %s was made with %s %s, not %s: the run would not continue as it was\n",
+                        PROGRAM, path, key, a ? a : "(none)", b ? b : "?");
+                exit(1);
+            }
+        }
+        json_decref(want);
     }
     json_decref(st);
     if (step < 1 || step > o->steps) {
@@ -620,6 +643,8 @@ static void reload_csv(const char *path, int64_t upto, double *loss, double *val
         return;
     while (fgets(line, sizeof line, f)) {
         long long s;
+        if (!strchr(line, '\n'))
+            break; /* a row cut short (the run was stopped while writing it) */
         double l;
         char vb[64] = "";
         bool row = sscanf(line, "%lld,%lf,%63[^,]", &s, &l, vb) >= 2;
@@ -686,6 +711,12 @@ int main(int argc, char **argv)
             start = checkpoint_step(&o);
         path_in(path, sizeof path, o.resume ? o.out : o.init, "model.safetensors");
         from = checked(tendo_safetensors_load_copy(path, tendo_cpu()), path);
+        if (o.resume && (!tendo_collection_metadata(from, "tendo.step") ||
+                         atoll(tendo_collection_metadata(from, "tendo.step")) != start)) {
+            fprintf(stderr, "%s: --resume: %s is not of the step trainer_state.json names (%lld): a save was cut "
+                            "short\n", PROGRAM, path, (long long)start);
+            return 1;
+        }
     }
 #ifdef TENDO_HAVE_BF16
     if (bf16)
@@ -726,7 +757,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s: %s\n", PROGRAM, path, strerror(errno));
         return 1;
     }
-    if (!o.resume)
+    if (fseek(csv, 0, SEEK_END) == 0 && ftell(csv) == 0) /* new, or lost: the header first */
         fprintf(csv, "step,loss,val_loss,lr,grad_norm,tokens_per_s,seconds\n");
     positions = CHECK(tensor_i64_arange(0, (double)o.seq, 1, dev));
     if (!o.quiet) {

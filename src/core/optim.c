@@ -80,17 +80,29 @@ static bool check_param(const char *op, const tendo__tensor *param, const tendo_
 /* Runs w over param, grad and the states (ts: the tensors it touches, for
  * the device; w->n, w->param and w->grad are set here).  Dense param and
  * grad are used as they are, with no allocation; a strided one goes
- * through a dense copy (param's written back). */
+ * through a dense copy (param's written back, which can then fail only on
+ * a device error: param was checked to be writable first). */
 static tendo_status run(const char *op, tendo__cu_optim *w, tendo__tensor *param, const tendo__tensor *grad,
                         const tendo__tensor *const *states, int nstates, tendo__optim_cpu_fn cpu,
                         tendo__cu_optim_fn cu)
 {
-    bool gdense = tendo__tensor_contiguous(grad), pdense = tendo__tensor_contiguous(param);
+    const tendo__tensor *reads[4] = {grad};
+    int nreads = 1;
+    bool gdense, pdense;
+
+    for (int i = 0; i < nstates; i++)
+        if (states[i])
+            reads[nreads++] = states[i];
+    /* param gets written: no element twice, no partial overlap with what is read */
+    if (!tendo__check_out(op, param, param->ndim, param->shape, nreads, reads))
+        return tendo_error_status(tendo_last_error());
+    gdense = tendo__tensor_contiguous(grad), pdense = tendo__tensor_contiguous(param);
     tendo__tensor *gc = gdense ? NULL : tendo__clone(op, grad);
     tendo__tensor *pc = pdense || (!gdense && !gc) ? NULL : tendo__clone(op, param);
     const tendo__tensor *g = gc ? gc : grad;
     tendo__tensor *p = pc ? pc : param;
     bool good = (gdense || gc) && (pdense || pc);
+
 
     if (good) {
         w->n = param->numel;

@@ -215,16 +215,17 @@ tendo_status tendo_optimizer_step(tendo_optimizer *opt)
     if (!made)
         return tendo__fail(TENDO_ERR_OOM, op, "out of memory");
     memset(made, 0, (size_t)(opt->n ? opt->n : 1) * sizeof *made);
+    grad_mode = tendo__set_grad_enabled(false); /* a master is a copy, not a record */
     for (int64_t i = 0; i < opt->n; i++) /* every missing state first: out of memory changes nothing */
         if (opt->slots[i].param->ag->grad && !make_states(op, opt, &opt->slots[i], made[i])) {
             for (int64_t j = 0; j < i; j++)
                 for (int k = 0; k < 3; k++)
                     tendo__tensor_free(made[j][k]);
             free(made);
+            tendo__set_grad_enabled(grad_mode);
             tendo__fail_as(op);
             return tendo_error_status(tendo_last_error());
         }
-    grad_mode = tendo__set_grad_enabled(false);
     for (int64_t i = 0; i < opt->n; i++) {
         slot *s = &opt->slots[i];
         const tendo__tensor *g = s->param->ag->grad;
@@ -243,11 +244,13 @@ tendo_status tendo_optimizer_step(tendo_optimizer *opt)
                                              opt->beta2, opt->eps, opt->weight_decay, s->steps + 1)
                                 : kit->sgd(s->param, g, s->state[0], s->master, opt->lr, opt->momentum,
                                            opt->weight_decay, opt->nesterov, s->steps + 1);
-        if (st == TENDO_OK) {
+        if (st == TENDO_OK)
             s->steps++;
-            s->version = version_of(s->param);
-        }
     }
+    /* after every update: parameters that share storage (views of one
+       buffer) bump each other's version, which is no write from outside */
+    for (int64_t i = 0; i < opt->n; i++)
+        opt->slots[i].version = version_of(opt->slots[i].param);
     tendo__set_grad_enabled(grad_mode);
     free(made);
     if (st != TENDO_OK)
@@ -289,12 +292,16 @@ static bool scale_grads(const char *op, tendo_optimizer *opt, double coef)
             while (i-- > 0)
                 tendo__tensor_free(scaled[i]);
     }
+    if (!good) {
+        free(scaled); /* what the first loop made is freed there */
+        return false;
+    }
     for (int64_t i = 0; good && i < opt->n; i++) {
         tendo__tensor *g = opt->slots[i].param->ag->grad;
         if (g && tendo__copy_into(op, g, scaled[i]) != TENDO_OK)
             good = false; /* a device failure: no allocation happens here */
     }
-    for (int64_t i = 0; scaled && good && i < opt->n; i++)
+    for (int64_t i = 0; i < opt->n; i++)
         tendo__tensor_free(scaled[i]);
     free(scaled);
     return good;
@@ -506,7 +513,7 @@ static tendo_status load_from(const char *op, tendo_optimizer *opt, const tendo_
                            "has %lld", (long long)n, (long long)opt->n);
     v = tendo_collection_metadata(c, "optimizer.lr");
     lr = v ? strtod(v, &end) : opt->lr;
-    if (v && (end == v || *end || !(lr >= 0)))
+    if (v && (end == v || *end || !(lr >= 0) || !isfinite(lr)))
         return tendo__fail(TENDO_ERR_FORMAT, op, "optimizer.lr is \"%s\"", v);
     got = tendo__malloc((size_t)(opt->n ? opt->n : 1) * sizeof *got);
     steps = tendo__malloc((size_t)(opt->n ? opt->n : 1) * sizeof *steps);

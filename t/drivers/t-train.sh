@@ -5,8 +5,9 @@
 # a run stopped and resumed ends with the same parameters, bit for bit, as
 # one that never stopped (f32 and bf16); a config with a field value
 # tendo-train does not train, a text shorter than one sequence, a
-# checkpoint of another shape and a full disk while saving (the old
-# checkpoint intact) are clear errors; on cuda:0 (where `tendo info` lists
+# checkpoint of another shape, a full disk while saving (the old
+# checkpoint intact), resuming with other options and a checkpoint whose
+# files are of different steps are clear errors; on cuda:0 (where `tendo info` lists
 # one: the simulated device in CI) the losses are the CPU's within 1e-4.
 # Needs top_builddir and top_srcdir (make check exports them).
 : "${top_builddir:=.}" "${top_srcdir:=.}"
@@ -103,6 +104,14 @@ ok $? "a full disk while saving step 8: a clear error, the step-4 checkpoint int
 "$train" $common --quiet --steps 8 --resume "$tmp/cfg.json" "$text" "$tmp/full" &&
     [ "$(losses "$tmp/full" | wc -l)" -eq 9 ]
 ok $? "... and resuming from it again trains steps 5 to 8, loss.csv holding each step once"
+
+"$train" $common --quiet --steps 8 --resume --lr 1e-3 "$tmp/cfg.json" "$text" "$tmp/full" > "$tmp/err" 2>&1
+[ $? -eq 1 ] && grep -q 'was made with lr 0.003, not 0.001' "$tmp/err"
+ok $? "resuming with another learning rate: a clear error ($(cat "$tmp/err"))"
+cp "$tmp/full4/model.safetensors" "$tmp/full/model.safetensors"
+"$train" $common --quiet --steps 8 --resume "$tmp/cfg.json" "$text" "$tmp/full" > "$tmp/err" 2>&1
+[ $? -eq 1 ] && grep -q 'is not of the step trainer_state.json names (8): a save was cut short' "$tmp/err"
+ok $? "a checkpoint whose weights are of another step: a clear error ($(cat "$tmp/err"))"
 
 # ---- on cuda:0 ----
 if [ -x "$top_builddir/tools/tendo" ] && "$top_builddir/tools/tendo" info 2>/dev/null | grep -q '^  cuda:0 '; then

@@ -55,7 +55,7 @@ def mix(x):  # tendo-train's splitmix64
 def batch(step):
     xs, ys = [], []
     for b in range(B):
-        off = (mix(mix(SEED) ^ mix(step * 1024 + b))) % (ntrain - L)
+        off = mix(((mix(SEED) ^ mix(step)) + b) & M64) % (ntrain - L)
         xs.append(list(text[off:off + L]))
         ys.append(list(text[off + 1:off + L + 1]))
     return torch.tensor(xs), torch.tensor(ys)
