@@ -673,18 +673,18 @@ int main(int argc, char **argv)
     options o;
     llama_config cfg;
     json_t *cfg_json;
-    text data;
+    text data = {0};
     param ps[3 + MAX_LAYERS * LAYER_PARAMS];
-    int np;
+    int np = 0, status = 1;
     bool bf16, tty = isatty(1);
     tendo_device dev;
-    tendo_optimizer *opt;
+    tendo_optimizer *opt = NULL;
     tendo_collection *from = NULL;
-    tensor_i64 *positions;
+    tensor_i64 *positions = NULL;
     int64_t start = 0;
-    double *losses, *vals, t0, tokens_per_s = 0;
+    double *losses = NULL, *vals = NULL, t0, tokens_per_s = 0;
     char path[4096];
-    FILE *csv;
+    FILE *csv = NULL;
 
     signal(SIGXFSZ, SIG_IGN); /* past a file-size limit, a write fails instead of killing us */
     parse_options(argc, argv, &o);
@@ -692,6 +692,7 @@ int main(int argc, char **argv)
     if (o.seq > cfg.max_pos) {
         fprintf(stderr, "%s: --seq %lld is past the config's max_position_embeddings %lld\n", PROGRAM,
                 (long long)o.seq, (long long)cfg.max_pos);
+        json_decref(cfg_json);
         return 2;
     }
     read_text(o.text, &o, &data);
@@ -702,7 +703,7 @@ int main(int argc, char **argv)
 #ifndef TENDO_HAVE_BF16
     if (bf16) {
         fprintf(stderr, "%s: this build of tendo has no bf16\n", PROGRAM);
-        return 1;
+        goto out;
     }
 #endif
     np = make_table(&cfg, ps);
@@ -715,7 +716,7 @@ int main(int argc, char **argv)
                          atoll(tendo_collection_metadata(from, "tendo.step")) != start)) {
             fprintf(stderr, "%s: --resume: %s is not of the step trainer_state.json names (%lld): a save was cut "
                             "short\n", PROGRAM, path, (long long)start);
-            return 1;
+            goto out;
         }
     }
 #ifdef TENDO_HAVE_BF16
@@ -725,6 +726,7 @@ int main(int argc, char **argv)
 #endif
         make_params_f32(&cfg, ps, np, o.seed * 7919, from, dev);
     tendo_collection_free(from);
+    from = NULL;
     opt = CHECK(strcmp(o.optimizer, "sgd") ? tendo_adamw_new(o.lr, o.beta1, o.beta2, 1e-8, o.weight_decay)
                                            : tendo_sgd_new(o.lr, o.momentum, o.weight_decay, false));
     for (int i = 0; i < np; i++)
@@ -737,7 +739,7 @@ int main(int argc, char **argv)
         if (tendo_optimizer_steps(opt, 0) != start) {
             fprintf(stderr, "%s: --resume: %s is at step %lld, trainer_state.json at %lld\n", PROGRAM, path,
                     (long long)tendo_optimizer_steps(opt, 0), (long long)start);
-            return 1;
+            goto out;
         }
     }
     losses = malloc((size_t)o.steps * sizeof *losses);
@@ -748,14 +750,14 @@ int main(int argc, char **argv)
         losses[i] = vals[i] = NAN;
     if (mkdir(o.out, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "%s: %s: %s\n", PROGRAM, o.out, strerror(errno));
-        return 1;
+        goto out;
     }
     path_in(path, sizeof path, o.out, "loss.csv");
     if (o.resume)
         reload_csv(path, start, losses, vals);
     if (!(csv = fopen(path, o.resume ? "a" : "w"))) {
         fprintf(stderr, "%s: %s: %s\n", PROGRAM, path, strerror(errno));
-        return 1;
+        goto out;
     }
     if (fseek(csv, 0, SEEK_END) == 0 && ftell(csv) == 0) /* new, or lost: the header first */
         fprintf(csv, "step,loss,val_loss,lr,grad_norm,tokens_per_s,seconds\n");
@@ -822,12 +824,13 @@ int main(int argc, char **argv)
         }
         if ((o.save_every > 0 && s % o.save_every == 0) || s == o.stop_after)
             if (!save_checkpoint(&o, cfg_json, &cfg, ps, np, opt, s))
-                return 1;
+                goto out;
     }
     fclose(csv);
+    csv = NULL;
     if (o.plot && !plot_svg(o.plot, losses, vals, o.stop_after)) {
         fprintf(stderr, "%s: %s: %s\n", PROGRAM, o.plot, strerror(errno));
-        return 1;
+        goto out;
     }
     if (!o.quiet)
         printf("%s: trained %lld steps in %.1f s (peak memory in tendo's pool: %.1f MiB); checkpoint in %s%s%s\n",
@@ -836,6 +839,11 @@ int main(int argc, char **argv)
                o.plot ? ", loss curve in " : "", o.plot ? o.plot : "");
     if (getenv("TENDO_TRACE"))
         tendo_trace_summary(); /* where the time went, per op */
+    status = 0;
+out:
+    if (csv)
+        fclose(csv);
+    tendo_collection_free(from);
     tendo_optimizer_free(opt);
     for (int i = 0; i < np; i++)
         tendo_tensor_free(ps[i].t);
@@ -844,5 +852,5 @@ int main(int argc, char **argv)
     free(data.bytes);
     free(losses);
     free(vals);
-    return 0;
+    return status;
 }
