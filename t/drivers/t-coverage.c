@@ -32,9 +32,10 @@
 /* ---- inputs --------------------------------------------------------------------- */
 
 /* A fixture of dtype dt on the CPU: indices and masks for the fixed-dtype
- * fixtures (fixed), random values of dt otherwise. */
-static tendo_tensor *fixture(const char *name, tendo_dtype dt, int ndim, const int64_t *shape, uint64_t seed,
-                             bool fixed)
+ * fixtures (fixed), random values of dt otherwise (their magnitudes for an
+ * optimizer state: second moments are >= 0). */
+static tendo_tensor *fixture(const char *name, bool state, tendo_dtype dt, int ndim, const int64_t *shape,
+                             uint64_t seed, bool fixed)
 {
     int64_t n = 1;
     tendo_tensor *t;
@@ -49,14 +50,13 @@ static tendo_tensor *fixture(const char *name, tendo_dtype dt, int ndim, const i
             if (ndim == 2 && (r + c) % 2)
                 v[i] -= 4; /* the same place, counted from the end */
         }
-        (void)name;
         tensor_i64 *ix = tensor_i64_from_data(v, ndim, shape, tendo_cpu());
         t = ix ? tendo_tensor_to_dtype(tensor_erase(ix), dt) : NULL;
         tensor_i64_free(ix);
     } else {
         tensor_f32 *r = tensor_f32_randn(ndim, shape, seed, tendo_cpu());
         tensor_f32 *s = r ? tensor_mul_scalar(r, dt == TENDO_BOOL ? 1.0 : 3.0) : NULL;
-        if (s && strncmp(name, "st", 2) == 0) { /* an optimizer state: second moments are >= 0 */
+        if (s && state) {
             tensor_f32 *a = tensor_abs(s);
             tensor_f32_free(s);
             s = a;
@@ -78,7 +78,7 @@ static void make_fixtures(tendo_dtype dt, tf_ctx *cpu, tf_ctx *gpu)
 
         tendo_tensor_free(cpu->fix[j]);
         tendo_tensor_free(gpu->fix[j]);
-        cpu->fix[j] = fixture(tf_fixtures[j].name, fd, tf_fixtures[j].ndim, tf_fixtures[j].shape, (uint64_t)j + 7,
+        cpu->fix[j] = fixture(tf_fixtures[j].name, tf_fixtures[j].state, fd, tf_fixtures[j].ndim, tf_fixtures[j].shape, (uint64_t)j + 7,
                               tf_fixtures[j].dtype != 0);
         gpu->fix[j] = tendo_tensor_to_device(cpu->fix[j], tendo_cuda(0));
         if (!gpu->fix[j])
@@ -204,7 +204,7 @@ static char *slurp(FILE *f)
 /* Runs f with x's fixtures (a fresh tensor made for it, results kept). */
 static bool run(const tf_fn *f, tf_ctx *x)
 {
-    tendo_tensor *h = fixture("fresh", f->dtype, 2, (const int64_t[]){3, 4}, 99, false);
+    tendo_tensor *h = fixture("fresh", false, f->dtype, 2, (const int64_t[]){3, 4}, 99, false);
 
     x->fresh = x->device.type == TENDO_CPU ? h : tendo_tensor_to_device(h, x->device);
     if (x->fresh != h)
@@ -233,7 +233,7 @@ static void cell(const tf_fn *f, tf_ctx *cpu, tf_ctx *gpu)
         if (tf_fixtures[j].mutable_) {
             tendo_tensor_free(cpu->fix[j]);
             tendo_tensor_free(gpu->fix[j]);
-            cpu->fix[j] = fixture(tf_fixtures[j].name, tf_fixture_dtype(j, f->dtype), tf_fixtures[j].ndim,
+            cpu->fix[j] = fixture(tf_fixtures[j].name, tf_fixtures[j].state, tf_fixture_dtype(j, f->dtype), tf_fixtures[j].ndim,
                                   tf_fixtures[j].shape, 50, false);
             gpu->fix[j] = tendo_tensor_to_device(cpu->fix[j], tendo_cuda(0));
         }
