@@ -82,7 +82,7 @@ static void info_help(FILE *out)
     fprintf(out, "usage: tendo info\n"
                  "\n"
                  "Prints the library's version and build options (BLAS, OpenMP, events,\n"
-                 "CUDA), the threads CPU ops use (TENDO_NUM_THREADS or OMP_NUM_THREADS\n"
+                 "CUDA, MPI, NCCL), the threads CPU ops use (TENDO_NUM_THREADS or OMP_NUM_THREADS\n"
                  "when set), the dtypes of this build with their sizes and file names,\n"
                  "and the devices: the CPU and each CUDA device.\n");
 }
@@ -118,7 +118,7 @@ static int info(int argc, char **argv)
 {
     bool helped;
     int status = no_arguments("info", argc, argv, info_help, &helped), ndev;
-    char blas[128], openmp[32];
+    char blas[128], openmp[32], mpi[16], nccl[16];
 
     if (status != TOOL_OK || helped)
         return status;
@@ -130,6 +130,10 @@ static int info(int argc, char **argv)
     printf("openmp:      %s, %d thread%s for CPU ops\n", openmp, tendo_get_num_threads(),
            tendo_get_num_threads() == 1 ? "" : "s");
     printf("cpu kernels: %s\n", tendo_cpu_features());
+    build_option("mpi", mpi, sizeof mpi);
+    build_option("nccl", nccl, sizeof nccl);
+    printf("collectives: MPI %s (CPU tensors), NCCL %s (CUDA tensors)%s\n", mpi, nccl,
+           strcmp(mpi, "yes") ? "; a world of one" : "; run under mpirun for many processes");
     printf("max dims:    %d\n", TENDO_MAX_DIMS);
     printf("dtypes:\n");
 #define PRINT_DTYPE(name, NAME, ct, npy, st, code, bits)                                         \

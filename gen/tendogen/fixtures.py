@@ -31,7 +31,7 @@ TENSOR_SAMPLES = tuple(FIXTURES) + ("fresh", "null")
 STATE_FIXTURES = {"st34a": (3, 4), "st34b": (3, 4), "st34c": (3, 4)}
 # Scalar params by (C type, name); any bool is false.
 SCALARS = {
-    "int": {"dim": 1, "d0": 0, "d1": 1, "start_dim": 0, "end_dim": 1, "n": 2},
+    "int": {"dim": 1, "root": 0, "d0": 0, "d1": 1, "start_dim": 0, "end_dim": 1, "n": 2},
     "int64_t": {"start": 0, "length": 2, "stop": 3, "step": 1, "count": 12, "k": 1, "correction": 1},
     "double": {"start": 0.0, "stop": 12.0, "step": 1.0, "value": 1.5, "lo": -1.0, "hi": 1.0,
                "eps": 1e-5, "s": 2.5},
@@ -122,6 +122,14 @@ def sample_args(fn, dt, where):
             args.append("x->device")
         elif p.kind == "FILE *":
             args.append("x->file")
+        elif p.kind == "const tendo_comm *":
+            args.append("x->comm")
+        elif p.kind == "tendo_reduce_op":
+            v = sample.get(p.name, "TENDO_REDUCE_SUM")
+            if v not in ("TENDO_REDUCE_SUM", "TENDO_REDUCE_AVG", "TENDO_REDUCE_MAX", "TENDO_REDUCE_MIN",
+                         "TENDO_REDUCE_PROD"):
+                raise GenError(f"{w}: sample '{v}' is no tendo_reduce_op")
+            args.append(v)
         elif p.kind == "bool":
             v = sample.get(p.name, False)
             if not isinstance(v, bool):

@@ -34,7 +34,7 @@ from .model import FIXED_TENSOR_KINDS
 CALL = re.compile(r"(?:([A-Za-z_{}][\w{}]*)\.)?([A-Za-z_][\w{}]*)\s*\(")
 # identifiers a formula may use besides its names: C's
 C_NAMES = {"true", "false", "NAN", "INFINITY", "NULL", "double", "int64_t",
-           "node"}
+           "node", "TENDO_REDUCE_SUM"}
 # pointer params a node copies into its ctx: kind -> element type
 POINTER_PARAMS = {"const int *": "int", "const int64_t *": "int64_t"}
 

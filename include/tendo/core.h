@@ -104,7 +104,8 @@ TENDO_API bool tendo_device_equal(tendo_device a, tendo_device b);
     X(TENDO_ERR_CUDA, "CUDA error")                           \
     X(TENDO_ERR_IO, "I/O error")                              \
     X(TENDO_ERR_FORMAT, "format error")                       \
-    X(TENDO_ERR_UNSUPPORTED, "unsupported")
+    X(TENDO_ERR_UNSUPPORTED, "unsupported")                   \
+    X(TENDO_ERR_COMM, "communication error")
 
 typedef enum {
 #define TENDO__STATUS_ENUM(name, str) name,

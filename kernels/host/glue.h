@@ -77,6 +77,13 @@ bool tendo__cuda_sync(const char *op, tendo_device d);
 /* The indexed walk w over ts[0..nts) (core/device.h's index slot). */
 bool tendo__cuda_index(const char *op, const tendo__cu_index *w, const tendo__tensor *const *ts, int nts,
                        tendo__cu_scatter_add_fn add);
+/* One collective among the ranks of c over NCCL (core/device.h's collective slot;
+ * kernels/host/nccl.c), and the release of the communicator it made. */
+struct tendo_comm;
+struct tendo__coll;
+bool tendo__cuda_collective(const char *op, const struct tendo_comm *c, tendo_device d, const struct tendo__coll *w,
+                            const tendo__tensor *const *ts, int nts);
+void tendo__cuda_comm_release(void *handle);
 /* One optimizer update by the launcher fn over ts[0..nts) (core/device.h's optim slot). */
 bool tendo__cuda_optim(const char *op, const tendo__cu_optim *w, const tendo__tensor *const *ts, int nts,
                        tendo__cu_optim_fn fn);

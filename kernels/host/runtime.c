@@ -803,6 +803,13 @@ GUARDED(bool, attention_backward,
          const bool want[3], tendo__tensor *grads[3]),
         (op, a, q, k, v, mask, out, dout, want, grads))
 
+#ifdef TENDO_HAVE_NCCL
+GUARDED(bool, collective,
+        (const char *op, const struct tendo_comm *c, tendo_device d, const struct tendo__coll *w,
+         const tendo__tensor *const *ts, int nts),
+        (op, c, d, w, ts, nts))
+#endif
+
 const tendo__device_ops tendo__cuda_device = {
     .built = true,
     .count = tendo__cuda_count,
@@ -825,4 +832,8 @@ const tendo__device_ops tendo__cuda_device = {
     .rope = guarded_rope,
     .attention = guarded_attention,
     .attention_backward = guarded_attention_backward,
+#ifdef TENDO_HAVE_NCCL
+    .collective = guarded_collective,
+    .comm_release = tendo__cuda_comm_release,
+#endif
 };

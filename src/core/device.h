@@ -19,6 +19,8 @@
 
 struct tendo__pool;
 struct tendo__attn;
+struct tendo__coll;
+struct tendo_comm;
 
 typedef struct tendo__device_ops {
     /* This build has the backend (false: tendo was built without it). */
@@ -99,6 +101,14 @@ typedef struct tendo__device_ops {
                                const tendo__tensor *k, const tendo__tensor *v, const tendo__tensor *mask,
                                const tendo__tensor *out, const tendo__tensor *dout, const bool want[3],
                                tendo__tensor *grads[3]);
+    /* One collective of src/comm/comm.h among the ranks of c (more than
+     * one) over dense buffers on device d, queued on the calling thread's
+     * stream; ts[0..nts) are the tensors it reads or writes.  NULL entry:
+     * no collectives on this device (a CUDA build without NCCL). */
+    bool (*collective)(const char *op, const struct tendo_comm *c, tendo_device d, const struct tendo__coll *w,
+                       const tendo__tensor *const *ts, int nts);
+    /* Frees a communicator handle collective made (the tendo_comm's). */
+    void (*comm_release)(void *handle);
 } tendo__device_ops;
 
 extern const tendo__device_ops tendo__cpu_device;

@@ -27,4 +27,20 @@ const char *tendo_version(void) { return PACKAGE_VERSION; }
 #define CUDA_OPTION " cuda=no"
 #endif
 
-const char *tendo_build_options(void) { return BLAS_OPTION OPENMP_OPTION EVENTS_OPTION CUDA_OPTION; }
+#ifdef TENDO_HAVE_MPI
+#define MPI_OPTION " mpi=yes"
+#else
+#define MPI_OPTION " mpi=no"
+#endif
+#if defined(TENDO_HAVE_NCCL) && defined(TENDO_CUDA_SIM)
+#define NCCL_OPTION " nccl=simulated"
+#elif defined(TENDO_HAVE_NCCL)
+#define NCCL_OPTION " nccl=yes"
+#else
+#define NCCL_OPTION " nccl=no"
+#endif
+
+const char *tendo_build_options(void)
+{
+    return BLAS_OPTION OPENMP_OPTION EVENTS_OPTION CUDA_OPTION MPI_OPTION NCCL_OPTION;
+}

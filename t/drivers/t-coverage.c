@@ -296,6 +296,7 @@ int main(void)
     memset(&gpu, 0, sizeof gpu);
     cpu.device = tendo_cpu();
     gpu.device = tendo_cuda(0);
+    cpu.comm = gpu.comm = tf_world();
     cpu.keep = gpu.keep = true;
     cpu.file = tmpfile(), gpu.file = tmpfile();
     if (!cpu.file || !gpu.file)

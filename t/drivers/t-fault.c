@@ -247,6 +247,7 @@ static void part1(bool strided, tendo_device dev)
     swept_device = dev;
     memset(&x, 0, sizeof x);
     x.device = dev;
+    x.comm = tf_world();
     x.file = tmpfile();
     if (!x.file)
         bail("no tmpfile");

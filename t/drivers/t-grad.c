@@ -248,6 +248,7 @@ static void numeric_check(const tf_fn *f, bool strided)
 
     memset(&x, 0, sizeof x);
     x.device = tendo_cpu();
+    x.comm = tf_world();
     x.file = tmpfile();
     make_fixtures(&x, f, TENDO_F64, tendo_cpu(), strided);
     an = run_backward(f, &x, weights, 256);
@@ -324,6 +325,7 @@ static void cast_check(const tf_fn *f)
 
     memset(&x, 0, sizeof x);
     x.device = tendo_cpu();
+    x.comm = tf_world();
     make_fixtures(&x, f, TENDO_F64, tendo_cpu(), false);
     an = run_backward(f, &x, weights, 256);
     good = an.good;
@@ -391,7 +393,9 @@ static void dtype_check(const tf_fn *f64fn, tendo_dtype dt, tendo_device d)
     memset(&x, 0, sizeof x);
     memset(&ref, 0, sizeof ref);
     x.device = d;
+    x.comm = tf_world();
     ref.device = tendo_cpu();
+    ref.comm = tf_world();
     make_fixtures(&x, f, dt, d, false);
     f64_at_same_points(&ref, &x);
     g = run_backward(f, &x, weights, 256);

@@ -1,0 +1,101 @@
+/* bench/bench-comm.c - all_reduce between processes against plain MPI.
+ *
+ *   mpirun -np 2 bench/bench-comm [MAX_BYTES]      (make bench-comm)
+ *
+ * For buffers of 1 KiB to MAX_BYTES (default 256 MiB), x4 each step, times
+ * in interleaved rounds, each round one call of each:
+ *   mpi       MPI_Allreduce(MPI_IN_PLACE, f32 SUM) on a plain buffer;
+ *   tendo     tensor_f32_all_reduce(SUM) on a tensor of the same bytes
+ *             (the ranks' agreement included);
+ *   bf16      tensor_bf16_all_reduce(SUM) on a tensor of the same bytes
+ *             (twice the elements: reduced in float by tendo).
+ * Prints, per size, the best time of each and the bus bandwidth
+ * (bytes x 2 (n - 1) / n / time, NCCL's convention) and the ratios
+ * tendo/mpi and bf16/tendo (of bytes per second).  Rank 0 prints.  Not a
+ * test.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tendo.h>
+
+static double best_of(double *t, int n)
+{
+    double b = t[0];
+    for (int i = 1; i < n; i++)
+        b = t[i] < b ? t[i] : b;
+    return b;
+}
+
+int main(int argc, char **argv)
+{
+    tendo_comm *c = tendo_comm_world();
+    size_t max_bytes = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : (size_t)256 << 20;
+    int rank, size;
+
+    if (!c) {
+        fprintf(stderr, "bench-comm: %s\n", tendo_error_message(tendo_last_error()));
+        return 1;
+    }
+    rank = tendo_comm_rank(c);
+    size = tendo_comm_size(c);
+    if (size < 2) {
+        fprintf(stderr, "bench-comm: run it under mpirun -np 2 (or more)\n");
+        tendo_comm_free(c);
+        return 1;
+    }
+    if (rank == 0)
+        printf("# all_reduce SUM, %d ranks; bus bandwidth GB/s (best of the rounds)\n"
+               "%10s %10s %10s %10s %12s %12s\n",
+               size, "bytes", "mpi", "tendo", "bf16", "tendo/mpi", "bf16/tendo");
+    for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
+        int64_t n = (int64_t)(bytes / 4), n16 = (int64_t)(bytes / 2);
+        int rounds = bytes <= ((size_t)1 << 20) ? 200 : bytes <= ((size_t)16 << 20) ? 20 : 5;
+        float *plain = malloc(bytes);
+        tensor_f32 *t = tensor_f32_full(1, &n, 1.0 / size, tendo_cpu());
+        tensor_bf16 *h = tensor_bf16_full(1, &n16, 1.0 / size, tendo_cpu());
+        double *tm = malloc(3 * (size_t)rounds * sizeof *tm), bw[3];
+
+        if (!plain || !t || !h || !tm) {
+            fprintf(stderr, "bench-comm: out of memory at %zu bytes\n", bytes);
+            return 1;
+        }
+        for (int64_t i = 0; i < n; i++)
+            plain[i] = 1.0f / (float)size;
+        for (int r = -2; r < rounds; r++) { /* two rounds of warm-up */
+            double t0, t1, t2, t3;
+
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            MPI_Allreduce(MPI_IN_PLACE, plain, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            t1 = MPI_Wtime();
+            if (tensor_all_reduce(c, t, TENDO_REDUCE_SUM) != TENDO_OK)
+                return fprintf(stderr, "bench-comm: %s\n", tendo_error_message(tendo_last_error())), 1;
+            t2 = MPI_Wtime();
+            if (tensor_all_reduce(c, h, TENDO_REDUCE_SUM) != TENDO_OK)
+                return fprintf(stderr, "bench-comm: %s\n", tendo_error_message(tendo_last_error())), 1;
+            t3 = MPI_Wtime();
+            if (r >= 0) {
+                tm[r] = t1 - t0;
+                tm[rounds + r] = t2 - t1;
+                tm[2 * rounds + r] = t3 - t2;
+            }
+        }
+        /* every rank's slowest time of each round is what the job saw */
+        MPI_Allreduce(MPI_IN_PLACE, tm, 3 * rounds, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        for (int k = 0; k < 3; k++)
+            bw[k] = (double)bytes * 2.0 * (size - 1) / size / best_of(tm + k * rounds, rounds) / 1e9;
+        if (rank == 0)
+            printf("%10zu %10.3f %10.3f %10.3f %12.3f %12.3f\n", bytes, bw[0], bw[1], bw[2], bw[1] / bw[0],
+                   bw[2] / bw[1]);
+        fflush(stdout);
+        free(tm);
+        free(plain);
+        tensor_free(t);
+        tensor_free(h);
+    }
+    tendo_comm_free(c);
+    return 0;
+}

@@ -1,0 +1,407 @@
+/* src/comm/mpi.c - dense host buffers between processes, over MPI.
+ *
+ * tendo joins MPI only when this process is part of an MPI job (started by
+ * mpirun, or the program initialised MPI): otherwise, and in a build
+ * without MPI, it is a world of one and no MPI call is ever made.  Its
+ * collectives run on its own duplicate of MPI_COMM_WORLD, with errors
+ * returned rather than fatal, one call at a time (a lock: tendo asks for
+ * MPI_THREAD_SERIALIZED).
+ *
+ * Native MPI types and ops carry f32, f64 and the 32- and 64-bit integers
+ * (SUM and PROD of signed integers as the unsigned type of the same size,
+ * so that they wrap).  The 16- and 8-bit floats have no MPI type (nor the
+ * 8- and 16-bit integers a trustworthy MPI sum, see native_type): their
+ * reductions move the elements as they are stored and reduce them here,
+ * in float for the floats, in rank order, rounding once (fold.c), so that
+ * every rank gets the same bits
+ * whatever the number of ranks: a small buffer is gathered whole by every
+ * rank; a large one is split in `size` chunks, chunk r of every rank sent
+ * to rank r (alltoall), which reduces it and shares the result
+ * (allgather) - the same bytes on the wire as a ring all-reduce.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "core/traits.h"
+
+#ifdef TENDO_HAVE_MPI
+#include <mpi.h>
+
+struct tendo__mpi {
+    MPI_Comm comm;
+    /* the ranks' chunks of a reduction done here (fold_reduce), kept
+     * between calls so that a large one does not fault its pages in each
+     * time; as large as the largest so far, freed at exit */
+    void *scratch;
+    size_t scratch_n;
+};
+
+static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tendo__mpi world;
+static bool joined, we_initialised;
+
+/* An MPI launcher's variables: Open MPI, PMIx, Hydra (MPICH) and PMI-2. */
+static bool launched_by_mpi(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+                                       "MPI_LOCALNRANKS"};
+
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i]))
+            return true;
+    return false;
+}
+
+static void finalize_at_exit(void)
+{
+    int done = 0;
+
+    pthread_mutex_lock(&mpi_lock);
+    if (MPI_Finalized(&done) == MPI_SUCCESS && !done) {
+        if (joined)
+            MPI_Comm_free(&world.comm);
+        joined = false;
+        free(world.scratch);
+        world.scratch = NULL;
+        world.scratch_n = 0;
+        if (we_initialised)
+            MPI_Finalize();
+    }
+    pthread_mutex_unlock(&mpi_lock);
+}
+
+static bool mpi_ok(const char *op, int rc, const char *what)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+
+    if (rc == MPI_SUCCESS)
+        return true;
+    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof msg, "MPI error %d", rc);
+    tendo__fail(TENDO_ERR_COMM, op, "%s: %s", what, msg);
+    return false;
+}
+
+bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size)
+{
+    int inited = 0, done = 0, provided = 0;
+    bool ok = true;
+
+    *m = NULL;
+    *rank = 0;
+    *size = 1;
+    pthread_mutex_lock(&mpi_lock);
+    if (!joined) {
+        MPI_Initialized(&inited);
+        MPI_Finalized(&done);
+        if (done) {
+            ok = false;
+            tendo__fail(TENDO_ERR_COMM, op, "MPI was finalized already");
+        } else if (!inited && launched_by_mpi()) {
+            ok = mpi_ok(op, MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+            if (ok) {
+                we_initialised = true;
+                inited = 1;
+            }
+        }
+        if (ok && inited) {
+            ok = mpi_ok(op, MPI_Comm_dup(MPI_COMM_WORLD, &world.comm), "MPI_Comm_dup") &&
+                 mpi_ok(op, MPI_Comm_set_errhandler(world.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+            if (ok) {
+                joined = true;
+                if (atexit(finalize_at_exit) != 0) {
+                    ok = false;
+                    tendo__fail(TENDO_ERR_COMM, op, "cannot register MPI's finalization at exit");
+                }
+            }
+        }
+    }
+    if (ok && joined) {
+        ok = mpi_ok(op, MPI_Comm_rank(world.comm, rank), "MPI_Comm_rank") &&
+             mpi_ok(op, MPI_Comm_size(world.comm, size), "MPI_Comm_size");
+        *m = ok ? &world : NULL;
+    }
+    pthread_mutex_unlock(&mpi_lock);
+    return ok;
+}
+
+void tendo__mpi_leave(struct tendo__mpi *m) { (void)m; /* the world lives until exit */ }
+
+_Noreturn void tendo__mpi_abort(struct tendo__mpi *m, int code)
+{
+    if (m)
+        MPI_Abort(m->comm, code);
+    exit(code);
+}
+
+bool tendo__mpi_bcast_bytes(const char *op, struct tendo__mpi *m, void *buf, size_t n)
+{
+    bool ok;
+
+    if (n > INT_MAX)
+        return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "broadcast of %zu bytes", n), false;
+    pthread_mutex_lock(&mpi_lock);
+    ok = mpi_ok(op, MPI_Bcast(buf, (int)n, MPI_BYTE, 0, m->comm), "MPI_Bcast");
+    pthread_mutex_unlock(&mpi_lock);
+    return ok;
+}
+
+bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
+                      bool ok_here)
+{
+    /* one MAX over [failed, sig, -sig]: every signature is the same when
+     * max(sig) == -max(-sig) */
+    int64_t v[33], r[33];
+    bool ok;
+
+    v[0] = ok_here ? 0 : 1;
+    for (int i = 0; i < n; i++) {
+        v[1 + i] = sig[i];
+        v[1 + n + i] = -sig[i];
+    }
+    pthread_mutex_lock(&mpi_lock);
+    ok = mpi_ok(op, MPI_Allreduce(v, r, 1 + 2 * n, MPI_INT64_T, MPI_MAX, m->comm), "agreeing on the call");
+    pthread_mutex_unlock(&mpi_lock);
+    if (!ok || !ok_here)
+        return false; /* a rank that failed keeps its own error */
+    if (r[0])
+        return tendo__fail(TENDO_ERR_COMM, op, "another rank's arguments were refused (see its error)"), false;
+    for (int i = 0; i < n; i++)
+        if (r[1 + i] != -r[1 + n + i])
+            return tendo__fail(TENDO_ERR_COMM, op,
+                               "the ranks' calls do not match: %s differs (%lld here, from %lld to %lld across "
+                               "the ranks)",
+                               names[i], (long long)sig[i], (long long)-r[1 + n + i], (long long)r[1 + i]),
+                   false;
+    return true;
+}
+
+/* ---- the collectives --------------------------------------------------------- */
+
+/* The MPI type of dt's elements for op; MPI_DATATYPE_NULL for the narrow
+ * floats (stored as 16- or 8-bit patterns, reduced by fold.c), and for the
+ * 8- and 16-bit integers and bool too: Open MPI 4.1's vectorised ops sum
+ * those with saturation (Debian 12's 4.1.4 gives 200 + 100 = 255 for
+ * uint8 once a buffer holds 32 elements), where tendo's integers wrap. */
+static MPI_Datatype native_type(tendo_dtype dt, tendo_reduce_op op)
+{
+    const tendo__traits *tr = tendo__traits_of(dt);
+    bool wrap = op == TENDO_REDUCE_SUM || op == TENDO_REDUCE_PROD;
+
+    if (tr->size <= 2)
+        return MPI_DATATYPE_NULL;
+    switch (tr->compute) {
+    case TENDO__COMPUTE_FLOAT:
+        return tr->own_compute ? MPI_FLOAT : MPI_DATATYPE_NULL;
+    case TENDO__COMPUTE_DOUBLE:
+        return MPI_DOUBLE;
+    case TENDO__COMPUTE_INT64:
+        return tr->size == 4 ? (wrap ? MPI_UINT32_T : MPI_INT32_T) : (wrap ? MPI_UINT64_T : MPI_INT64_T);
+    case TENDO__COMPUTE_UINT64:
+        return tr->size == 4 ? MPI_UINT32_T : MPI_UINT64_T;
+    }
+    return MPI_DATATYPE_NULL;
+}
+
+/* An MPI type of dt's size that moves elements as they are (no reduction). */
+static MPI_Datatype bits_type(size_t size)
+{
+    return size == 1 ? MPI_UINT8_T : size == 2 ? MPI_UINT16_T : size == 4 ? MPI_UINT32_T : MPI_UINT64_T;
+}
+
+static MPI_Op native_op(tendo_reduce_op op)
+{
+    switch (op) {
+    case TENDO_REDUCE_MAX:
+        return MPI_MAX;
+    case TENDO_REDUCE_MIN:
+        return MPI_MIN;
+    case TENDO_REDUCE_PROD:
+        return MPI_PROD;
+    case TENDO_REDUCE_SUM:
+    case TENDO_REDUCE_AVG:
+        break;
+    }
+    return MPI_SUM;
+}
+
+/* Gathered whole below this many bytes of every rank's data together. */
+#define GATHER_WHOLE_BYTES ((size_t)64 << 10)
+
+/* all_reduce or reduce_scatter of the types native_type leaves out: see
+ * the top of the file. */
+/* m's scratch buffer of at least n bytes, or NULL with the error set. */
+static void *scratch(const char *op, struct tendo__mpi *m, size_t n)
+{
+    if (n > m->scratch_n) {
+        void *p = tendo__malloc(n);
+        if (!p) {
+            tendo__fail(TENDO_ERR_OOM, op, "out of memory for %zu bytes of the ranks' data", n);
+            return NULL;
+        }
+        free(m->scratch);
+        m->scratch = p;
+        m->scratch_n = n;
+    }
+    return m->scratch;
+}
+
+static bool fold_reduce(const char *op, struct tendo__mpi *m, int rank, int size, const tendo__coll *w)
+{
+    MPI_Comm comm = m->comm;
+    size_t es = tendo_dtype_size(w->dtype);
+    MPI_Datatype bt = bits_type(es);
+    bool scatter = w->kind == TENDO__COLL_REDUCE_SCATTER;
+    int64_t n = scatter ? w->count * size : w->count; /* each rank's elements */
+    int64_t chunk = scatter ? w->count : (n + size - 1) / size;
+    int *cnt = NULL, *dsp = NULL;
+    char *buf;
+    bool ok;
+
+    if (!scatter && (size_t)n * es * (size_t)size <= GATHER_WHOLE_BYTES) {
+        if (!(buf = scratch(op, m, (size_t)n * es * (size_t)size)))
+            return false;
+        ok = mpi_ok(op, MPI_Allgather(w->send, (int)n, bt, buf, (int)n, bt, comm), "MPI_Allgather");
+        if (ok)
+            tendo__fold(w->dtype, w->op, size, buf, n, n, w->recv, size);
+        return ok;
+    }
+    cnt = tendo__malloc(4 * (size_t)size * sizeof *cnt);
+    if (!cnt)
+        return tendo__fail(TENDO_ERR_OOM, op, "out of memory for the ranks' chunks"), false;
+    if (!(buf = scratch(op, m, (size_t)chunk * es * (size_t)size))) {
+        free(cnt);
+        return false;
+    }
+    dsp = cnt + size;
+    /* send: chunk j of my data to rank j; receive: chunk `rank` of every rank */
+    int64_t mine = rank * chunk >= n ? 0 : (n - rank * chunk < chunk ? n - rank * chunk : chunk);
+    int *rcnt = dsp + size, *rdsp = rcnt + size;
+    for (int j = 0; j < size; j++) {
+        int64_t len = j * chunk >= n ? 0 : (n - j * chunk < chunk ? n - j * chunk : chunk);
+        cnt[j] = (int)len;
+        dsp[j] = (int)(j * chunk);
+        rcnt[j] = (int)mine;
+        rdsp[j] = (int)(j * mine);
+    }
+    ok = mpi_ok(op, MPI_Alltoallv(w->send, cnt, dsp, bt, buf, rcnt, rdsp, bt, comm), "MPI_Alltoallv");
+    if (ok && scatter) {
+        tendo__fold(w->dtype, w->op, size, buf, mine, mine, w->recv, size);
+    } else if (ok) {
+        tendo__fold(w->dtype, w->op, size, buf, mine, mine, (char *)w->recv + (size_t)(rank * chunk) * es, size);
+        ok = mpi_ok(op, MPI_Allgatherv(MPI_IN_PLACE, 0, bt, w->recv, cnt, dsp, bt, comm), "MPI_Allgatherv");
+    }
+    free(cnt);
+    return ok;
+}
+
+static bool run_locked(const char *op, struct tendo__mpi *m, int rank, int size, const tendo__coll *w)
+{
+    MPI_Comm comm = m->comm;
+    size_t es;
+    MPI_Datatype nt;
+    int64_t n = w->count;
+
+    if (w->kind == TENDO__COLL_BARRIER)
+        return mpi_ok(op, MPI_Barrier(comm), "MPI_Barrier");
+    es = tendo_dtype_size(w->dtype);
+    nt = native_type(w->dtype, w->op);
+    switch (w->kind) {
+    case TENDO__COLL_BARRIER:
+        break;
+    case TENDO__COLL_BROADCAST:
+        for (int64_t at = 0; at < n; at += INT_MAX) {
+            int m = (int)(n - at < INT_MAX ? n - at : INT_MAX);
+            if (!mpi_ok(op, MPI_Bcast((char *)w->recv + (size_t)at * es, m, bits_type(es), w->root, comm),
+                        "MPI_Bcast"))
+                return false;
+        }
+        return true;
+    case TENDO__COLL_ALL_GATHER:
+        return mpi_ok(op, MPI_Allgather(w->send, (int)n, bits_type(es), w->recv, (int)n, bits_type(es), comm),
+                      "MPI_Allgather");
+    case TENDO__COLL_REDUCE_SCATTER:
+        if (nt == MPI_DATATYPE_NULL)
+            return fold_reduce(op, m, rank, size, w);
+        if (!mpi_ok(op, MPI_Reduce_scatter_block(w->send, w->recv, (int)n, nt, native_op(w->op), comm),
+                    "MPI_Reduce_scatter_block"))
+            return false;
+        break;
+    case TENDO__COLL_ALL_REDUCE:
+        if (nt == MPI_DATATYPE_NULL)
+            return fold_reduce(op, m, rank, size, w);
+        for (int64_t at = 0; at < n; at += INT_MAX) {
+            int m = (int)(n - at < INT_MAX ? n - at : INT_MAX);
+            if (!mpi_ok(op, MPI_Allreduce(MPI_IN_PLACE, (char *)w->recv + (size_t)at * es, m, nt,
+                                          native_op(w->op), comm),
+                        "MPI_Allreduce"))
+                return false;
+        }
+        break;
+    }
+    if (w->op == TENDO_REDUCE_AVG) /* the sum divided by the size, in place */
+        tendo__fold(w->dtype, TENDO_REDUCE_AVG, 1, w->recv, n, n, w->recv, size);
+    return true;
+}
+
+bool tendo__mpi_run(const char *op, struct tendo__mpi *m, int size, const tendo__coll *w)
+{
+    int rank = 0;
+    bool chunked = w->kind == TENDO__COLL_ALL_REDUCE || w->kind == TENDO__COLL_BROADCAST;
+    bool ok;
+
+    if (!chunked && w->count > INT_MAX / size)
+        return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "more than 2^31 - 1 elements across the ranks in one call"),
+               false;
+    if (w->kind == TENDO__COLL_ALL_REDUCE && w->count > INT_MAX && native_type(w->dtype, w->op) == MPI_DATATYPE_NULL)
+        return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "more than 2^31 - 1 elements of a 16- or 8-bit float"), false;
+    pthread_mutex_lock(&mpi_lock);
+    ok = mpi_ok(op, MPI_Comm_rank(m->comm, &rank), "MPI_Comm_rank") && run_locked(op, m, rank, size, w);
+    pthread_mutex_unlock(&mpi_lock);
+    return ok;
+}
+
+#else /* no MPI: a world of one, which never reaches the transport */
+
+bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size)
+{
+    (void)op;
+    *m = NULL;
+    *rank = 0;
+    *size = 1;
+    return true;
+}
+
+void tendo__mpi_leave(struct tendo__mpi *m) { (void)m; }
+
+_Noreturn void tendo__mpi_abort(struct tendo__mpi *m, int code)
+{
+    (void)m;
+    exit(code);
+}
+
+bool tendo__mpi_bcast_bytes(const char *op, struct tendo__mpi *m, void *buf, size_t n)
+{
+    (void)m, (void)buf, (void)n;
+    return tendo__fail(TENDO_ERR_COMM, op, "this build has no MPI"), false;
+}
+
+bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
+                      bool ok_here)
+{
+    (void)op, (void)m, (void)sig, (void)names, (void)n;
+    return ok_here;
+}
+
+bool tendo__mpi_run(const char *op, struct tendo__mpi *m, int size, const tendo__coll *w)
+{
+    (void)m, (void)size, (void)w;
+    return tendo__fail(TENDO_ERR_COMM, op, "this build has no MPI"), false;
+}
+
+#endif

@@ -1,0 +1,270 @@
+/* t/drivers/t-comm.c - the collectives (tendo/comm.h) in whatever world it
+ * is started in: alone (a world of one), or under mpirun (t/drivers/t-comm.sh
+ * runs it with 4 ranks).  Every collective, every dtype, dense and strided
+ * tensors, on the CPU (MPI) and on cuda:0 (NCCL) when there is one, against
+ * the value each rank computes alone from every rank's known input; the
+ * same bits on every rank; mismatched and refused calls failing on every
+ * rank; the gradients of all_gather and reduce_scatter.
+ *
+ * Every rank runs every check; a check passes when it passed on all ranks
+ * (the test combines them over MPI itself).  Only rank 0 prints TAP; the
+ * others' diagnostics go to stderr with their rank.
+ *
+ * t-comm --die N: every rank all-reduces in a loop and the last rank exits
+ * (status 3, without finalizing) at iteration N, while the others wait for
+ * it: t-comm.sh checks that the job then ends, with an error, in time. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef TENDO_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "check.h"
+#include "tendo.h"
+
+static tendo_comm *g_comm;
+static int g_rank, g_size = 1;
+
+static void comm_diag(const char *fmt, ...) TAP_PRINTF(1, 2);
+static void comm_diag(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "# rank %d: ", g_rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* Whether every rank's `local` is true (MPI directly, not tendo). */
+static bool comm_all(bool local)
+{
+#ifdef TENDO_HAVE_MPI
+    int in = local, out = local;
+
+    if (g_size > 1 && MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+        bail("MPI_Allreduce failed");
+    return out != 0;
+#else
+    return local;
+#endif
+}
+
+/* Whether the n bytes at p are the same on every rank (`valid` false:
+ * skip the comparison, the check fails anyway). */
+static bool comm_same_bits(const void *p, size_t n, bool valid)
+{
+#ifdef TENDO_HAVE_MPI
+    unsigned char *first = malloc(n + 1);
+    bool same;
+
+    if (!first)
+        bail("out of memory");
+    if (valid)
+        memcpy(first, p, n);
+    else
+        memset(first, 0, n);
+    if (g_size > 1 && MPI_Bcast(first, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        bail("MPI_Bcast failed");
+    same = !valid || memcmp(first, p, n) == 0;
+    if (!same)
+        comm_diag("my result's bits differ from rank 0's");
+    free(first);
+    return comm_all(same);
+#else
+    (void)p, (void)n, (void)valid;
+    return true;
+#endif
+}
+
+#define TEST_BODY "comm-body.h"
+#define TEST_KINDS T_ALL
+#include "each-dtype.h"
+
+/* Whether the last error has status st (when want) on every rank. */
+static bool failed_with(tendo_status got, tendo_status st)
+{
+    if (got != st)
+        comm_diag("got %s (%s), wanted %s", tendo_status_str(got), tendo_error_message(tendo_last_error()),
+                  tendo_status_str(st));
+    return got == st;
+}
+
+/* Calls that cannot go on fail on every rank, and change nothing; the
+ * communicator still works after them. */
+static void test_errors(void)
+{
+    float data[13] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}, got[13];
+    int64_t n = g_rank == 0 ? 12 : 13;
+    tensor_f32 *t = tensor_f32_from_data(data, 1, &n, tendo_cpu());
+    tensor_i64 *ti = tensor_i64_zeros(1, (int64_t[]){12}, tendo_cpu());
+    tensor_f32 *odd = tensor_f32_zeros(2, (int64_t[]){2 * g_size + 1, 2}, tendo_cpu());
+    tendo_status st;
+    bool local;
+
+    if (!t || !ti || !odd)
+        bail("fixtures: %s", tendo_error_message(tendo_last_error()));
+    if (g_size > 1) {
+        st = tensor_all_reduce(g_comm, t, TENDO_REDUCE_SUM);
+        local = failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "element count") &&
+                tensor_copy_to(t, got, n) == TENDO_OK && memcmp(got, data, (size_t)n * sizeof *got) == 0;
+        ok(comm_all(local), "element counts that differ: TENDO_ERR_COMM on every rank, nothing written");
+
+        /* rank 0 reduces f32, the others i64, of 12 elements each */
+        tensor_f32 *t12 = tensor_f32_narrow(t, 0, 0, 12);
+        st = g_rank == 0 ? tensor_all_reduce(g_comm, t12, TENDO_REDUCE_SUM)
+                         : tensor_all_reduce(g_comm, ti, TENDO_REDUCE_SUM);
+        ok(comm_all(failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "dtype")),
+           "dtypes that differ: TENDO_ERR_COMM on every rank");
+        tensor_free(t12);
+
+        /* the last rank passes NULL: its own error there, TENDO_ERR_COMM elsewhere */
+        st = tensor_f32_all_reduce(g_comm, g_rank == g_size - 1 ? NULL : odd, TENDO_REDUCE_SUM);
+        ok(comm_all(failed_with(st, g_rank == g_size - 1 ? TENDO_ERR_INVALID_ARG : TENDO_ERR_COMM)),
+           "a rank whose arguments are refused: its error there, TENDO_ERR_COMM on the others");
+
+        tensor_f32 *rs = tensor_reduce_scatter(g_comm, odd, 0, TENDO_REDUCE_SUM);
+        ok(comm_all(!rs && failed_with(tendo_error_status(tendo_last_error()), TENDO_ERR_SHAPE)),
+           "reduce_scatter of a dim that does not split: TENDO_ERR_SHAPE on every rank");
+        tensor_free(rs);
+
+        /* one rank all_gathers while the others broadcast */
+        tensor_f32 *gth = NULL;
+        if (g_rank == 0) {
+            gth = tensor_all_gather(g_comm, odd, 0);
+            st = gth ? TENDO_OK : tendo_error_status(tendo_last_error());
+        } else {
+            st = tensor_broadcast(g_comm, odd, 0);
+        }
+        ok(comm_all(failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "collective")),
+           "different collectives on the ranks: TENDO_ERR_COMM on every rank");
+        tensor_free(gth);
+    }
+    st = tensor_all_reduce(g_comm, ti, TENDO_REDUCE_AVG);
+    ok(comm_all(failed_with(st, TENDO_ERR_INVALID_ARG)), "AVG of i64: TENDO_ERR_INVALID_ARG on every rank");
+    st = tensor_broadcast(g_comm, odd, g_size);
+    ok(comm_all(failed_with(st, TENDO_ERR_INVALID_ARG)), "a root past the last rank: TENDO_ERR_INVALID_ARG");
+    st = tensor_all_reduce(g_comm, odd, (tendo_reduce_op)99);
+    ok(comm_all(failed_with(st, TENDO_ERR_INVALID_ARG)), "an op that is none: TENDO_ERR_INVALID_ARG");
+    tensor_f32 *g3 = tensor_all_gather(g_comm, odd, 2);
+    ok(comm_all(!g3 && failed_with(tendo_error_status(tendo_last_error()), TENDO_ERR_INVALID_ARG)),
+       "all_gather along a dim that is none: TENDO_ERR_INVALID_ARG");
+    ok(tensor_all_reduce((const tendo_comm *)NULL, odd, TENDO_REDUCE_SUM) == TENDO_ERR_INVALID_ARG,
+       "a NULL communicator: TENDO_ERR_INVALID_ARG");
+
+    /* still usable: the sum of every rank's rank */
+    tensor_i64 *one = tensor_i64_full(1, (int64_t[]){1}, (double)g_rank, tendo_cpu());
+    int64_t sum = -1;
+    local = one && tensor_all_reduce(g_comm, one, TENDO_REDUCE_SUM) == TENDO_OK &&
+            tensor_copy_to(one, &sum, 1) == TENDO_OK && sum == (int64_t)g_size * (g_size - 1) / 2;
+    ok(comm_all(local), "after the failures, all_reduce works: the ranks sum to %lld", (long long)sum);
+    ok(comm_all(tendo_comm_barrier(g_comm) == TENDO_OK), "barrier");
+    tensor_free(one);
+    tensor_free(odd);
+    tensor_free(ti);
+    tensor_free(t);
+}
+
+/* all_gather's gradient is reduce_scatter's sum of the gradients, and
+ * reduce_scatter's (sum) is all_gather's. */
+static void test_grads(tendo_device d)
+{
+    int64_t n = 2 * 3;
+    float w[64], got[6];
+    tensor_f32 *x = tensor_f32_rand(2, (int64_t[]){2, 3}, 7 + (uint64_t)g_rank, d), *wt, *y, *p, *l, *gx;
+    bool local;
+
+    for (int i = 0; i < 6 * g_size; i++)
+        w[i] = (float)(i + 1);
+    wt = tensor_f32_from_data(w, 2, (int64_t[]){2 * g_size, 3}, d);
+    local = x && wt && tensor_set_requires_grad(x, true) == TENDO_OK;
+    y = local ? tensor_all_gather(g_comm, x, 0) : NULL;
+    p = y ? tensor_mul(y, wt) : NULL;
+    l = p ? tensor_sum_all(p) : NULL;
+    local = l && tensor_backward(l, NULL) == TENDO_OK && (gx = tensor_grad(x)) != NULL &&
+            tensor_copy_to(gx, got, n) == TENDO_OK;
+    for (int i = 0; local && i < 6; i++)
+        local = got[i] == (float)g_size * w[6 * g_rank + i];
+    ok(comm_all(local), "all_gather's gradient on %s: every rank's gradient of its rows, summed",
+       tendo_device_str(d));
+    if (local)
+        tensor_free(gx);
+    tensor_free(l), tensor_free(p), tensor_free(y);
+    tensor_zero_grad(x);
+
+    /* y = reduce_scatter(x [2 size, 3]); loss = (rank + 1) sum(y) */
+    tensor_free(x);
+    x = tensor_f32_rand(2, (int64_t[]){2 * g_size, 3}, 9, d);
+    local = x && tensor_set_requires_grad(x, true) == TENDO_OK;
+    y = local ? tensor_reduce_scatter(g_comm, x, 0, TENDO_REDUCE_SUM) : NULL;
+    p = y ? tensor_mul_scalar(y, g_rank + 1.0) : NULL;
+    l = p ? tensor_sum_all(p) : NULL;
+    float *all = malloc((size_t)(6 * g_size) * sizeof *all);
+    local = all && l && tensor_backward(l, NULL) == TENDO_OK && (gx = tensor_grad(x)) != NULL &&
+            tensor_copy_to(gx, all, 6 * g_size) == TENDO_OK;
+    for (int i = 0; local && i < 6 * g_size; i++)
+        local = all[i] == (float)(i / 6 + 1);
+    ok(comm_all(local), "reduce_scatter's gradient on %s: rank r's rows get rank r's gradient",
+       tendo_device_str(d));
+    if (local)
+        tensor_free(gx);
+    free(all);
+    tensor_free(l), tensor_free(p), tensor_free(y), tensor_free(x), tensor_free(wt);
+}
+
+/* LeakSanitizer's check, where the build has it: made before MPI is
+ * finalized, so that what Open MPI keeps until then (reachable) is not
+ * reported, and its plugins, unloaded at exit, need no naming; tendo's
+ * own leaks are unreachable by then and are. */
+extern void __lsan_do_leak_check(void) __attribute__((weak));
+
+/* The last rank leaves at iteration `at` while the others all-reduce. */
+static int die_at(int at)
+{
+    tensor_f32 *t = tensor_f32_ones(1, (int64_t[]){1024}, tendo_cpu());
+
+    for (int i = 0; t; i++) {
+        if (g_rank == g_size - 1 && i == at) {
+            fprintf(stderr, "t-comm: rank %d exits now, in the middle of the job\n", g_rank);
+            _exit(3);
+        }
+        if (tensor_all_reduce(g_comm, t, TENDO_REDUCE_MAX) != TENDO_OK) {
+            fprintf(stderr, "t-comm: rank %d: %s\n", g_rank, tendo_error_message(tendo_last_error()));
+            return 1;
+        }
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (!(g_comm = tendo_comm_world()))
+        bail("tendo_comm_world: %s", tendo_error_message(tendo_last_error()));
+    g_rank = tendo_comm_rank(g_comm);
+    g_size = tendo_comm_size(g_comm);
+    if (argc == 3 && !strcmp(argv[1], "--die"))
+        return die_at(atoi(argv[2]));
+    if (g_rank != 0 && !freopen("/dev/null", "w", stdout))
+        return 1;
+    plan_lazy();
+    diag("%d rank%s over %s%s", g_size, g_size == 1 ? "" : "s", tendo_comm_backend(g_comm),
+         tendo_cuda_available() ? ", and cuda:0 of each" : "");
+    ok(g_rank >= 0 && g_rank < g_size && g_size >= 1, "rank %d of %d", g_rank, g_size);
+    FOR_EACH_DTYPE(comm_dtype);
+    test_errors();
+    test_grads(tendo_cpu());
+    if (tendo_cuda_available())
+        test_grads(tendo_cuda(0));
+    tendo_comm_free(g_comm);
+    int status = done_testing();
+    if (__lsan_do_leak_check)
+        __lsan_do_leak_check();
+    return status;
+}

@@ -1,0 +1,60 @@
+#!/bin/sh
+# t/drivers/t-comm.sh - the collectives between processes: t/t-comm under
+# mpirun with 4 ranks (every collective, dtype and layout, on the CPU over
+# MPI and on each rank's cuda:0 over NCCL where there is one: the
+# simulated device in CI), then a job whose last rank exits in the middle
+# of a collective: mpirun must end it, with an error, rather than leave
+# the others waiting.  Each run is under `timeout`, so a hang fails here.
+# Skips without mpirun or in a build without MPI.
+: "${top_builddir:=.}"
+prog="$top_builddir/t/t-comm"
+if ! command -v mpirun > /dev/null 2>&1; then
+    echo "1..0 # SKIP no mpirun (Debian: apt-get install openmpi-bin)"
+    exit 0
+fi
+if ! grep -q '^#define TENDO_HAVE_MPI 1' "$top_builddir/config.h"; then
+    echo "1..0 # SKIP this build has no MPI"
+    exit 0
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# oversubscribed (CI has 2 cores), as root in CI's containers, and without
+# the single-copy mechanism, which containers often forbid (ptrace)
+OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_btl_vader_single_copy_mechanism
+mpi="mpirun --oversubscribe --allow-run-as-root --bind-to none"
+# under ASan: Open MPI's own leaks are not tendo's (full stacks, so that
+# every leak shows whose it is)
+LSAN_OPTIONS="suppressions=${top_srcdir:-.}/t/lib/lsan-mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS
+
+n=0 fails=0
+ok() { # ok COND-STATUS DESCRIPTION
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
+}
+
+# ---- every collective with 4 ranks: t-comm's checks, numbered on ----
+timeout 600 $mpi -np 4 "$prog" > "$tmp/out" 2> "$tmp/err"
+status=$?
+while IFS= read -r line; do
+    case $line in
+    "ok "*) ok 0 "${line#ok [0-9]* - }" ;;
+    "not ok "*) ok 1 "${line#not ok [0-9]* - }" ;;
+    "1.."*) ;;
+    *) echo "$line" ;;
+    esac
+done < "$tmp/out"
+sed 's/^/# /' "$tmp/err" | head -40
+ok "$status" "t-comm under mpirun -np 4 exits 0 (status $status; 124: timed out)"
+
+# ---- a rank that dies mid-job ----
+start=$(date +%s)
+timeout 120 $mpi -np 4 "$prog" --die 50 > "$tmp/die.out" 2>&1
+status=$?
+took=$(( $(date +%s) - start ))
+sed 's/^/# /' "$tmp/die.out" | grep -v '^# *$' | head -12
+ok "$([ "$status" -ne 0 ] && [ "$status" -ne 124 ] && echo 0 || echo 1)" \
+    "a rank that exits mid-job ends the job with an error in ${took}s (mpirun status $status; 124: hung)"
+echo "1..$n"
+[ "$fails" -eq 0 ]
