@@ -8,10 +8,18 @@
 
 #include <tendo.h>
 
-/* Prints what failed and tendo's last error, and exits. */
+/* The program's communicator when it runs as many processes (mpirun), so
+ * that a rank that gives up ends the whole job rather than leave the
+ * others waiting for it in a collective. */
+static tendo_comm *die_comm;
+
+/* Prints what failed and tendo's last error, and exits (ending every rank
+ * of die_comm's job). */
 static void die(const char *what)
 {
     fprintf(stderr, "%s: %s: %s\n", PROGRAM, what, tendo_error_message(tendo_last_error()));
+    if (tendo_comm_size(die_comm) > 1)
+        tendo_comm_abort(die_comm, 1);
     exit(1);
 }
 

@@ -8,12 +8,26 @@
  * MODEL_DIR holds model.safetensors and config.json.  PROMPT.npy holds the
  * prompt's token ids (i64 [len] or [1, len]).  OUT.npy gets the N (default
  * 32) tokens chosen greedily after the prompt, i64 [N]; LOGITS.npy, when
- * asked for, the prompt's logits, f32 [len, vocab]. */
+ * asked for, the prompt's logits, f32 [len, vocab].
+ *
+ * Under mpirun -np N it runs tensor-parallel, as Megatron-LM splits a
+ * layer: rank r holds heads [r H/N, (r+1) H/N) of the attention (their rows
+ * of q_proj, k_proj and v_proj, the same columns of o_proj, its share of
+ * the KV cache) and its N-th of the MLP (rows of gate_proj and up_proj,
+ * columns of down_proj); o_proj's and down_proj's partial products are
+ * summed across the ranks, one all_reduce each per layer.  Each rank maps
+ * the checkpoint and takes views of its slices of it (only those pages are
+ * read); the embeddings, norms and lm_head are whole on every rank, so
+ * every rank computes the same logits and tokens, and rank 0 writes the
+ * files.  N must divide the attention and key-value heads and the MLP's
+ * width.  At the end (stderr) the time per token and the all_reduces'
+ * share of it. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <tendo.h>
 
@@ -31,18 +45,49 @@ typedef struct {
 } layer;
 
 typedef struct {
-    int64_t hidden, heads, kv_heads, head_dim, layers, vocab, max_len;
+    /* heads, kv_heads and intermediate are this rank's share */
+    int64_t hidden, heads, kv_heads, head_dim, intermediate, layers, vocab, max_len;
     double eps, theta;
     T *embed, *norm, *lm_head;
     layer l[MAX_LAYERS];
+    tendo_comm *comm; /* the ranks the layers are split over */
+    int rank, ranks;
+    double comm_s; /* time in the all_reduces */
 } model;
 
-/* The tensor called name, as an f32 handle of its own. */
-static T *weight(const tendo_collection *c, const char *name)
+/* e's elements [start, start + len) along dim (a view); NULL with the error set. */
+static tendo_tensor *narrow_erased(tendo_tensor *e, int dim, int64_t start, int64_t len)
 {
-    tendo_tensor *e = checked(tendo_collection_get(c, name), name);
-    tendo_tensor *t = tendo_tensor_dtype(e) == TENDO_F32 ? tendo_tensor_alias(e) : tendo_tensor_to_dtype(e, TENDO_F32);
+    switch (tendo_tensor_dtype(e)) {
+#define NARROW(dt, DT, ct)                                                                                  \
+    case TENDO_##DT:                                                                                        \
+        return tensor_##dt##_erase(tensor_narrow(tendo_as_##dt(e), dim, start, len));
+        TENDO_FOREACH_DTYPE(NARROW)
+#undef NARROW
+    }
+    return NULL;
+}
 
+/* This rank's part of the tensor called name as an f32 handle of its own
+ * on dev: its N-th along dim (-1: all of it), a view of the file's mapping
+ * for an f32 tensor on the CPU, a copy of that part otherwise. */
+static T *weight(const model *m, const tendo_collection *c, const char *name, int dim, tendo_device dev)
+{
+    tendo_tensor *e = checked(tendo_collection_get(c, name), name), *part, *t;
+
+    if (dim >= 0) {
+        int64_t n = tendo_tensor_shape(e)[dim] / m->ranks;
+        part = checked(narrow_erased(e, dim, m->rank * n, n), name);
+    } else {
+        part = checked(tendo_tensor_alias(e), name);
+    }
+    t = tendo_tensor_dtype(part) == TENDO_F32 ? tendo_tensor_alias(part) : tendo_tensor_to_dtype(part, TENDO_F32);
+    tendo_tensor_free(part);
+    if (t && dev.type != TENDO_CPU) {
+        tendo_tensor *d = tendo_tensor_to_device(t, dev);
+        tendo_tensor_free(t);
+        t = d;
+    }
     return checked(tendo_as_f32(checked(t, name)), name);
 }
 
@@ -89,29 +134,41 @@ static void load(model *m, const char *dir, int64_t max_len, tendo_device dev)
         }
     }
     tied = json_is_true(json_object_get(root, "tie_word_embeddings"));
+    m->intermediate = cfg_int(root, "intermediate_size", 0);
     json_decref(root);
-    if (m->hidden <= 0 || m->heads <= 0 || m->kv_heads <= 0 || m->layers <= 0 || m->layers > MAX_LAYERS) {
+    if (m->hidden <= 0 || m->heads <= 0 || m->kv_heads <= 0 || m->layers <= 0 || m->layers > MAX_LAYERS ||
+        m->intermediate <= 0) {
         fprintf(stderr, "tendo-generate: %s: not a Llama-style config\n", path);
-        exit(1);
+        exit(1); /* on every rank alike */
     }
+    if (m->heads % m->ranks || m->kv_heads % m->ranks || m->intermediate % m->ranks) {
+        if (m->rank == 0)
+            fprintf(stderr, "tendo-generate: %s: %d ranks do not divide the %lld heads, %lld key-value heads and "
+                            "%lld-wide MLP evenly\n",
+                    path, m->ranks, (long long)m->heads, (long long)m->kv_heads, (long long)m->intermediate);
+        exit(1); /* on every rank alike */
+    }
+    m->heads /= m->ranks, m->kv_heads /= m->ranks, m->intermediate /= m->ranks;
     m->max_len = max_len;
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    c = checked(tendo_safetensors_load(path, dev), path);
-    m->embed = weight(c, "model.embed_tokens.weight");
-    m->norm = weight(c, "model.norm.weight");
-    m->lm_head = weight(c, tied ? "model.embed_tokens.weight" : "lm_head.weight");
+    c = checked(tendo_safetensors_load(path, tendo_cpu()), path); /* a mapping: each rank reads its slices */
+    m->embed = weight(m, c, "model.embed_tokens.weight", -1, dev);
+    m->norm = weight(m, c, "model.norm.weight", -1, dev);
+    m->lm_head = weight(m, c, tied ? "model.embed_tokens.weight" : "lm_head.weight", -1, dev);
     for (int64_t i = 0; i < m->layers; i++) {
         layer *l = &m->l[i];
-#define W(field, suffix) (snprintf(name, sizeof name, "model.layers.%lld.%s", (long long)i, suffix), l->field = weight(c, name))
-        W(attn_norm, "input_layernorm.weight");
-        W(wq, "self_attn.q_proj.weight");
-        W(wk, "self_attn.k_proj.weight");
-        W(wv, "self_attn.v_proj.weight");
-        W(wo, "self_attn.o_proj.weight");
-        W(mlp_norm, "post_attention_layernorm.weight");
-        W(gate, "mlp.gate_proj.weight");
-        W(up, "mlp.up_proj.weight");
-        W(down, "mlp.down_proj.weight");
+        /* column-parallel (rows of [out, in]) in, row-parallel (columns) out */
+#define W(field, suffix, dim) (snprintf(name, sizeof name, "model.layers.%lld.%s", (long long)i, suffix), \
+                               l->field = weight(m, c, name, m->ranks > 1 ? dim : -1, dev))
+        W(attn_norm, "input_layernorm.weight", -1);
+        W(wq, "self_attn.q_proj.weight", 0);
+        W(wk, "self_attn.k_proj.weight", 0);
+        W(wv, "self_attn.v_proj.weight", 0);
+        W(wo, "self_attn.o_proj.weight", 1);
+        W(mlp_norm, "post_attention_layernorm.weight", -1);
+        W(gate, "mlp.gate_proj.weight", 0);
+        W(up, "mlp.up_proj.weight", 0);
+        W(down, "mlp.down_proj.weight", 1);
 #undef W
         l->kcache = CHECK(tensor_f32_zeros(TENDO_SHAPE(1, m->kv_heads, max_len, m->head_dim), dev));
         l->vcache = CHECK(tensor_f32_zeros(TENDO_SHAPE(1, m->kv_heads, max_len, m->head_dim), dev));
@@ -130,6 +187,21 @@ static void unload(model *m)
         for (size_t j = 0; j < sizeof ws / sizeof ws[0]; j++)
             tensor_free(ws[j]);
     }
+}
+
+/* y, a row-parallel layer's partial product on each rank, summed across
+ * the ranks in place. */
+static void sum_across(model *m, T *y)
+{
+    struct timespec a, b;
+
+    if (m->ranks == 1)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    if (tensor_all_reduce(m->comm, y, TENDO_REDUCE_SUM) != TENDO_OK)
+        die("all_reduce");
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    m->comm_s += (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
 }
 
 /* x @ w^T (w is [out, in]). */
@@ -178,6 +250,7 @@ static T *forward(model *m, const tensor_i64 *ids, int64_t pos)
         ctx_c = CHECK(tensor_contiguous(ctx_t));
         ctx_m = CHECK(tensor_reshape(ctx_c, TENDO_SHAPE(L, qd)));
         o = linear(ctx_m, l->wo);
+        sum_across(m, o);
         res = CHECK(tensor_add(x, o));
         h2 = CHECK(tensor_rms_norm(res, l->mlp_norm, m->eps));
         g = linear(h2, l->gate);
@@ -185,6 +258,7 @@ static T *forward(model *m, const tensor_i64 *ids, int64_t pos)
         gs = CHECK(tensor_silu(g));
         gu = CHECK(tensor_mul(gs, u));
         mlp = linear(gu, l->down);
+        sum_across(m, mlp);
         next = CHECK(tensor_add(res, mlp));
         {
             T *ts[] = {x, h, q, k, v, qh, kh, vh, qr, kr, kslot, vslot, kall, vall, ctx, ctx_t, ctx_c, ctx_m,
@@ -234,6 +308,8 @@ int main(int argc, char **argv)
     tensor_i64 *prompt, *flat, *out;
     model m;
     T *logits;
+    struct timespec t0, t1;
+    double prompt_comm_s;
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
@@ -255,6 +331,10 @@ int main(int argc, char **argv)
             return usage();
         dev = tendo_cuda(index);
     }
+    m.comm = die_comm = CHECK(tendo_comm_world());
+    m.rank = tendo_comm_rank(m.comm);
+    m.ranks = tendo_comm_size(m.comm);
+    m.comm_s = 0;
     pe = checked(tendo_npy_load(paths[1]), paths[1]);
     pd = checked(tendo_tensor_to_device(pe, dev), paths[1]);
     prompt = checked(tendo_as_i64(pd), paths[1]);
@@ -269,8 +349,10 @@ int main(int argc, char **argv)
     if (!out_ids)
         return 1;
     logits = forward(&m, flat, 0);
-    if (logits_path && tendo_npy_save(logits_path, tensor_f32_erase(logits)) != TENDO_OK)
+    if (m.rank == 0 && logits_path && tendo_npy_save(logits_path, tensor_f32_erase(logits)) != TENDO_OK)
         die(logits_path);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    prompt_comm_s = m.comm_s;
     for (int64_t t = 0; t < ntok; t++) {
         tensor_i64 *one;
         out_ids[t] = next_token(logits);
@@ -279,8 +361,15 @@ int main(int argc, char **argv)
         logits = t + 1 < ntok ? forward(&m, one, L + t) : NULL;
         tensor_free(one);
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (m.ranks > 1 && m.rank == 0 && ntok > 1) {
+        double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        fprintf(stderr, "tendo-generate: tensor-parallel over %d ranks: %.2f ms per token, %.1f %% of it in the "
+                        "all_reduces\n",
+                m.ranks, 1e3 * s / (double)(ntok - 1), 100 * (m.comm_s - prompt_comm_s) / s);
+    }
     out = CHECK(tensor_i64_from_data(out_ids, TENDO_SHAPE(ntok), tendo_cpu()));
-    if (tendo_npy_save(paths[2], tensor_i64_erase(out)) != TENDO_OK)
+    if (m.rank == 0 && tendo_npy_save(paths[2], tensor_i64_erase(out)) != TENDO_OK)
         die(paths[2]);
     tensor_free(out);
     free(out_ids);
@@ -288,5 +377,6 @@ int main(int argc, char **argv)
     tensor_free(flat);
     tensor_free(prompt);
     tendo_tensor_free(pe);
+    tendo_comm_free(m.comm);
     return 0;
 }

@@ -18,7 +18,15 @@
  * LlamaForCausalLM.from_pretrained load it), optimizer.safetensors and
  * trainer_state.json, each written atomically, the step marker last.
  * --resume continues from OUT_DIR's checkpoint with the same losses as a
- * run that never stopped.  --plot FILE.svg draws the loss curves. */
+ * run that never stopped.  --plot FILE.svg draws the loss curves.
+ *
+ * Under mpirun -np N it trains data-parallel: every rank holds the whole
+ * model, takes rows [r B/N, (r+1) B/N) of each global batch of B windows,
+ * and the gradients are averaged across the ranks before each step
+ * (tendo_optimizer_all_reduce_grads), so the run is the one-process run
+ * of the same global batch; rank 0 alone prints and writes OUT_DIR.
+ * --check-ranks compares every parameter's bits across the ranks after
+ * each step. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -97,10 +105,11 @@ static shape_buf shape_str(int nd, const int64_t *shape)
 typedef struct {
     const char *config, *text, *out, *plot, *device, *dtype, *init, *optimizer;
     int64_t steps, stop_after, batch, seq, warmup, save_every, val_every, val_batches;
+    int rank, ranks; /* this process's rank and the ranks (mpirun), not options */
     double lr, min_lr, weight_decay, beta1, beta2, momentum, clip, val_fraction;
     uint64_t seed;
     int threads;
-    bool resume, quiet;
+    bool resume, quiet, check_ranks;
 } options;
 
 static int usage(void)
@@ -111,7 +120,8 @@ static int usage(void)
             "  --warmup N (steps / 10)  --weight-decay W (0.1)  --beta1 B (0.9)  --beta2 B (0.95)  --clip C (1.0)\n"
             "  --val-fraction F (0.1)  --val-every N (steps / 10)  --val-batches N (4)  --save-every N (0: at the end)\n"
             "  --optimizer adamw|sgd  --momentum M (0.9, sgd)  --init HF_DIR (start from its model.safetensors)\n"
-            "  --seed S (1)  --device cpu|cuda:N  --dtype f32|bf16  --threads N  --plot FILE.svg  --resume  --quiet\n");
+            "  --seed S (1)  --device cpu|cuda:N  --dtype f32|bf16  --threads N  --plot FILE.svg  --resume  --quiet\n"
+            "  --check-ranks (under mpirun: check after each step that every rank holds the same parameters)\n");
     return 2;
 }
 
@@ -135,7 +145,7 @@ static void parse_options(int argc, char **argv, options *o)
 
     *o = (options){.device = "cpu", .dtype = "f32", .optimizer = "adamw", .momentum = 0.9, .steps = 200, .batch = 8, .seq = 128, .warmup = -1,
                    .val_every = -1, .val_batches = 4, .lr = 3e-3, .min_lr = -1, .weight_decay = 0.1, .beta1 = 0.9,
-                   .beta2 = 0.95, .clip = 1.0, .val_fraction = 0.1, .seed = 1};
+                   .beta2 = 0.95, .clip = 1.0, .val_fraction = 0.1, .seed = 1, .ranks = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(flag, field, conv) \
@@ -168,6 +178,8 @@ static void parse_options(int argc, char **argv, options *o)
             o->resume = true;
         else if (!strcmp(a, "--quiet"))
             o->quiet = true;
+        else if (!strcmp(a, "--check-ranks"))
+            o->check_ranks = true;
         else if (a[0] == '-' || npos == 3)
             exit(usage());
         else
@@ -385,11 +397,13 @@ static uint64_t mix(uint64_t x)
 static void make_batch(const text *t, const options *o, int64_t step, int64_t val, tendo_device dev, tensor_i64 **ids,
                        tensor_i64 **targets)
 {
-    int64_t *x = malloc((size_t)(o->batch * o->seq) * sizeof *x), *y = malloc((size_t)(o->batch * o->seq) * sizeof *y);
+    /* this rank's rows of the global batch */
+    int64_t rows = o->batch / o->ranks, b0 = o->rank * rows;
+    int64_t *x = malloc((size_t)(rows * o->seq) * sizeof *x), *y = malloc((size_t)(rows * o->seq) * sizeof *y);
 
     if (!x || !y)
         die("out of memory");
-    for (int64_t b = 0; b < o->batch; b++) {
+    for (int64_t b = b0; b < b0 + rows; b++) {
         int64_t off;
         if (val < 0) {
             off = (int64_t)(mix((mix(o->seed) ^ mix((uint64_t)step)) + (uint64_t)b) % (uint64_t)(t->ntrain - o->seq));
@@ -398,12 +412,12 @@ static void make_batch(const text *t, const options *o, int64_t step, int64_t va
             off = t->ntrain + (span > 0 ? (k * o->seq) % span : 0);
         }
         for (int64_t i = 0; i < o->seq; i++) {
-            x[b * o->seq + i] = t->bytes[off + i];
-            y[b * o->seq + i] = t->bytes[off + i + 1];
+            x[(b - b0) * o->seq + i] = t->bytes[off + i];
+            y[(b - b0) * o->seq + i] = t->bytes[off + i + 1];
         }
     }
-    *ids = CHECK(tensor_i64_from_data(x, TENDO_SHAPE(o->batch, o->seq), dev));
-    *targets = CHECK(tensor_i64_from_data(y, TENDO_SHAPE(o->batch, o->seq), dev));
+    *ids = CHECK(tensor_i64_from_data(x, TENDO_SHAPE(rows, o->seq), dev));
+    *targets = CHECK(tensor_i64_from_data(y, TENDO_SHAPE(rows, o->seq), dev));
     free(x);
     free(y);
 }
@@ -668,6 +682,60 @@ static void reload_csv(const char *path, int64_t upto, double *loss, double *val
     free(kept);
 }
 
+/* v averaged across the ranks of c (a loss: every rank's share is the same
+ * number of tokens, so the average of their means is the global mean). */
+static double mean_across(tendo_comm *c, double v)
+{
+    double got = v;
+
+    if (tendo_comm_size(c) == 1)
+        return v;
+#ifdef TENDO_HAVE_F64
+    tensor_f64 *t = CHECK(tensor_f64_full(0, NULL, v, tendo_cpu()));
+#else
+    tensor_f32 *t = CHECK(tensor_f32_full(0, NULL, v, tendo_cpu()));
+#endif
+    if (tensor_all_reduce(c, t, TENDO_REDUCE_AVG) != TENDO_OK)
+        die("the loss across the ranks");
+#ifdef TENDO_HAVE_F64
+    if (tensor_copy_to(t, &got, 1) != TENDO_OK)
+        die("the loss across the ranks");
+#else
+    float f;
+    if (tensor_copy_to(t, &f, 1) != TENDO_OK)
+        die("the loss across the ranks");
+    got = f;
+#endif
+    tensor_free(t);
+    return got;
+}
+
+/* --check-ranks: whether every rank of c holds the same parameter bits
+ * (an FNV-1a hash of them all, compared through its largest and smallest
+ * value across the ranks). */
+static bool same_on_every_rank(tendo_comm *c, const param *ps, int np)
+{
+    uint64_t h = 1469598103934665603ull;
+    int64_t v[2], got[2];
+
+    for (int i = 0; i < np; i++) {
+        tendo_tensor *host = CHECK(tendo_tensor_to_device(ps[i].t, tendo_cpu()));
+        const unsigned char *b = tendo_tensor_data(host);
+        size_t n = (size_t)tendo_tensor_numel(host) * tendo_dtype_size(tendo_tensor_dtype(host));
+
+        for (size_t k = 0; k < n; k++)
+            h = (h ^ b[k]) * 1099511628211ull;
+        tendo_tensor_free(host);
+    }
+    v[0] = (int64_t)(h >> 1);
+    v[1] = -v[0];
+    tensor_i64 *t = CHECK(tensor_i64_from_data(v, TENDO_SHAPE(2), tendo_cpu()));
+    if (tensor_all_reduce(c, t, TENDO_REDUCE_MAX) != TENDO_OK || tensor_copy_to(t, got, 2) != TENDO_OK)
+        die("comparing the ranks' parameters");
+    tensor_free(t);
+    return got[0] == -got[1];
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -676,13 +744,14 @@ int main(int argc, char **argv)
     text data = {0};
     param ps[3 + MAX_LAYERS * LAYER_PARAMS];
     int np = 0, status = 1;
-    bool bf16, tty = isatty(1);
+    bool bf16, tty = isatty(1), lead = true;
     tendo_device dev;
+    tendo_comm *comm = NULL;
     tendo_optimizer *opt = NULL;
     tendo_collection *from = NULL;
     tensor_i64 *positions = NULL;
     int64_t start = 0;
-    double *losses = NULL, *vals = NULL, t0, tokens_per_s = 0;
+    double *losses = NULL, *vals = NULL, t0, tokens_per_s = 0, comm_s = 0;
     char path[4096];
     FILE *csv = NULL;
 
@@ -697,6 +766,18 @@ int main(int argc, char **argv)
     }
     read_text(o.text, &o, &data);
     dev = parse_device(o.device);
+    comm = die_comm = CHECK(tendo_comm_world());
+    o.rank = tendo_comm_rank(comm);
+    o.ranks = tendo_comm_size(comm);
+    lead = o.rank == 0;
+    if (o.batch % o.ranks != 0) {
+        if (lead)
+            fprintf(stderr, "%s: --batch %lld does not split over %d ranks: give each rank as many rows\n", PROGRAM,
+                    (long long)o.batch, o.ranks);
+        goto out;
+    }
+    if (!lead)
+        o.quiet = true, o.plot = NULL;
     if (o.threads)
         tendo_set_num_threads(o.threads);
     bf16 = !strcmp(o.dtype, "bf16");
@@ -748,18 +829,18 @@ int main(int argc, char **argv)
         die("out of memory");
     for (int64_t i = 0; i < o.steps; i++)
         losses[i] = vals[i] = NAN;
-    if (mkdir(o.out, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "%s: %s: %s\n", PROGRAM, o.out, strerror(errno));
-        goto out;
-    }
     path_in(path, sizeof path, o.out, "loss.csv");
     if (o.resume)
         reload_csv(path, start, losses, vals);
-    if (!(csv = fopen(path, o.resume ? "a" : "w"))) {
+    if (lead && mkdir(o.out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "%s: %s: %s\n", PROGRAM, o.out, strerror(errno));
+        goto out;
+    }
+    if (lead && !(csv = fopen(path, o.resume ? "a" : "w"))) {
         fprintf(stderr, "%s: %s: %s\n", PROGRAM, path, strerror(errno));
         goto out;
     }
-    if (fseek(csv, 0, SEEK_END) == 0 && ftell(csv) == 0) /* new, or lost: the header first */
+    if (csv && fseek(csv, 0, SEEK_END) == 0 && ftell(csv) == 0) /* new, or lost: the header first */
         fprintf(csv, "step,loss,val_loss,lr,grad_norm,tokens_per_s,seconds\n");
     positions = CHECK(tensor_i64_arange(0, (double)o.seq, 1, dev));
     if (!o.quiet) {
@@ -769,6 +850,9 @@ int main(int argc, char **argv)
         printf("%s: %lld parameters in %d tensors, %lld layers, d %lld, %s on %s; %lld training bytes, %lld held out\n",
                PROGRAM, (long long)total, np, (long long)cfg.layers, (long long)cfg.hidden, o.dtype, o.device,
                (long long)data.ntrain, (long long)(data.n - data.ntrain));
+        if (o.ranks > 1)
+            printf("%s: data-parallel over %d ranks (%s), %lld rows of each batch of %lld per rank\n", PROGRAM,
+                   o.ranks, tendo_comm_backend(comm), (long long)(o.batch / o.ranks), (long long)o.batch);
     }
     t0 = now();
     for (int64_t s = start + 1; s <= o.stop_after; s++) {
@@ -784,6 +868,13 @@ int main(int argc, char **argv)
             losses[s - 1] = forward_backward_f32(&cfg, ps, ids, targets, positions);
         tensor_free(ids);
         tensor_free(targets);
+        if (o.ranks > 1) { /* every rank's gradient, averaged: the global batch's */
+            double c0 = now();
+            if (tendo_optimizer_all_reduce_grads(opt, comm) != TENDO_OK)
+                die("optimizer_all_reduce_grads");
+            comm_s += now() - c0;
+            losses[s - 1] = mean_across(comm, losses[s - 1]);
+        }
         if ((norm = tendo_optimizer_clip_grad_norm(opt, o.clip)) < 0)
             die("clip_grad_norm");
         tendo_optimizer_set_lr(opt, lr);
@@ -803,15 +894,22 @@ int main(int argc, char **argv)
                 tensor_free(ids);
                 tensor_free(targets);
             }
-            vals[s - 1] = val /= (double)o.val_batches;
+            vals[s - 1] = val = mean_across(comm, val / (double)o.val_batches);
+        }
+        if (o.check_ranks && o.ranks > 1 && !same_on_every_rank(comm, ps, np)) {
+            if (lead)
+                fprintf(stderr, "%s: step %lld: the ranks' parameters differ\n", PROGRAM, (long long)s);
+            goto out;
         }
         t = now() - t;
         tokens_per_s = (double)(o.batch * o.seq) / t;
-        fprintf(csv, "%lld,%.9g,", (long long)s, losses[s - 1]);
-        if (isfinite(val))
-            fprintf(csv, "%.9g", val);
-        fprintf(csv, ",%.6g,%.6g,%.1f,%.3f\n", lr, norm, tokens_per_s, now() - t0);
-        fflush(csv);
+        if (csv) {
+            fprintf(csv, "%lld,%.9g,", (long long)s, losses[s - 1]);
+            if (isfinite(val))
+                fprintf(csv, "%.9g", val);
+            fprintf(csv, ",%.6g,%.6g,%.1f,%.3f\n", lr, norm, tokens_per_s, now() - t0);
+            fflush(csv);
+        }
         if (!o.quiet) {
             double left = (now() - t0) / (double)(s - start) * (double)(o.stop_after - s);
             printf("%sstep %lld/%lld  loss %.4f%s", tty ? "\r\033[K" : "", (long long)s, (long long)o.steps,
@@ -822,11 +920,12 @@ int main(int argc, char **argv)
                    (int)left % 60, tty && s < o.stop_after ? "" : "\n");
             fflush(stdout);
         }
-        if ((o.save_every > 0 && s % o.save_every == 0) || s == o.stop_after)
+        if (lead && ((o.save_every > 0 && s % o.save_every == 0) || s == o.stop_after))
             if (!save_checkpoint(&o, cfg_json, &cfg, ps, np, opt, s))
                 goto out;
     }
-    fclose(csv);
+    if (csv)
+        fclose(csv);
     csv = NULL;
     if (o.plot && !plot_svg(o.plot, losses, vals, o.stop_after)) {
         fprintf(stderr, "%s: %s: %s\n", PROGRAM, o.plot, strerror(errno));
@@ -837,6 +936,9 @@ int main(int argc, char **argv)
                PROGRAM, (long long)(o.stop_after - start), now() - t0,
                (double)tendo_pool_get_stats(dev).peak_bytes_in_use / 1048576.0, o.out,
                o.plot ? ", loss curve in " : "", o.plot ? o.plot : "");
+    if (!o.quiet && o.ranks > 1)
+        printf("%s: averaging the gradients across the ranks took %.2f s of the %.1f s (%.1f %%)\n", PROGRAM, comm_s,
+               now() - t0, 100 * comm_s / (now() - t0));
     if (getenv("TENDO_TRACE"))
         tendo_trace_summary(); /* where the time went, per op */
     status = 0;
@@ -852,5 +954,8 @@ out:
     free(data.bytes);
     free(losses);
     free(vals);
+    if (status != 0 && tendo_comm_size(comm) > 1)
+        tendo_comm_abort(comm, status); /* the other ranks may be waiting for this one */
+    tendo_comm_free(comm);
     return status;
 }

@@ -65,6 +65,15 @@ TENDO_API void tendo_comm_abort(const tendo_comm *c, int code);
 /* "mpi" when c's processes talk over MPI, "self" in a world of one. */
 TENDO_API const char *tendo_comm_backend(const tendo_comm *c);
 
+/* Data-parallel training: replaces every parameter's gradient in opt by
+ * its average across the ranks of c (each rank having run backward on its
+ * share of the batch), so that every rank then steps alike.  The
+ * gradients go in buckets of up to 4 MiB, each one collective, as
+ * PyTorch's DistributedDataParallel.  Every rank's opt must hold the same
+ * parameters with gradients; TENDO_ERR_COMM on every rank when not. */
+typedef struct tendo_optimizer tendo_optimizer;
+TENDO_API tendo_status tendo_optimizer_all_reduce_grads(tendo_optimizer *opt, const tendo_comm *c);
+
 /* The name of op ("sum", "avg", "max", "min", "prod"; "?" for none). */
 TENDO_API const char *tendo_reduce_op_name(tendo_reduce_op op);
 

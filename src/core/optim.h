@@ -11,6 +11,7 @@
 #include "core/internal.h"
 #include "core/launch.h"
 #include "core/traits.h"
+#include "tendo/optim.h"
 
 /* A CPU update kernel (src/gen/cpu_optim_<acc>.c). */
 typedef void (*tendo__optim_cpu_fn)(const tendo__cu_optim *w, const tendo__traits *t);
@@ -46,5 +47,10 @@ typedef struct {
 
 /* The kit of a float dtype; NULL for the others. */
 const tendo__optim_kit *tendo__optim_kit_of(tendo_dtype dtype);
+
+/* The live gradient of parameter i of opt (the leaf's own tensor, no new
+ * handle), or NULL when it has none or i is out of range: for
+ * tendo_optimizer_all_reduce_grads (src/comm/grads.c). */
+tendo__tensor *tendo__optimizer_grad(const tendo_optimizer *opt, int64_t i);
 
 #endif

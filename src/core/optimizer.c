@@ -358,6 +358,11 @@ void tendo_optimizer_free(tendo_optimizer *opt)
     free(opt);
 }
 
+tendo__tensor *tendo__optimizer_grad(const tendo_optimizer *opt, int64_t i)
+{
+    return opt && i >= 0 && i < opt->n ? opt->slots[i].param->ag->grad : NULL;
+}
+
 int64_t tendo_optimizer_count(const tendo_optimizer *opt)
 {
     return opt ? opt->n : -1;

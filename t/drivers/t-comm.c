@@ -15,6 +15,7 @@
  * it: t-comm.sh checks that the job then ends, with an error, in time. */
 #include "config.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,76 @@ static void test_grads(tendo_device d)
     tensor_free(l), tensor_free(p), tensor_free(y), tensor_free(x), tensor_free(wt);
 }
 
+/* tendo_optimizer_all_reduce_grads: parameters of several sizes (one past
+ * a bucket, so reduced where it is) and dtypes, each rank's gradient its
+ * rank + 1 times the parameter's index + 1: the average is (size + 1) / 2
+ * times that.  Then a rank without one of the gradients: an error on every
+ * rank. */
+static void test_all_reduce_grads(tendo_device d)
+{
+    int64_t sizes[] = {3, 1100000, 7, 40};
+    tendo_tensor *ps[5];
+    tendo_optimizer *opt = tendo_sgd_new(0.1, 0, 0, false);
+    int np = 0;
+    bool local = opt != NULL;
+
+    for (int i = 0; i < 4; i++, np++) {
+        tensor_f32 *p = tensor_f32_zeros(1, &sizes[i], d);
+        local = local && p && tensor_set_requires_grad(p, true) == TENDO_OK &&
+                tendo_optimizer_add(opt, ps[np] = tensor_erase(p)) == TENDO_OK;
+    }
+#ifdef TENDO_HAVE_BF16
+    {
+        tensor_bf16 *p = tensor_bf16_zeros(1, (int64_t[]){5}, d);
+        local = local && p && tensor_set_requires_grad(p, true) == TENDO_OK &&
+                tendo_optimizer_add(opt, ps[np++] = tensor_erase(p)) == TENDO_OK;
+    }
+#endif
+    /* loss = sum_i (rank + 1) (i + 1) sum(p_i): gradient (rank + 1) (i + 1) */
+    for (int i = 0; local && i < np; i++) {
+        tendo_tensor *f = tendo_tensor_to_dtype(ps[i], TENDO_F32);
+        tensor_f32 *pf = f ? tendo_as_f32(f) : NULL, *sc = pf ? tensor_mul_scalar(pf, (g_rank + 1.0) * (i + 1)) : NULL;
+        tensor_f32 *l = sc ? tensor_sum_all(sc) : NULL;
+        local = l && tensor_backward(l, NULL) == TENDO_OK;
+        tensor_free(l), tensor_free(sc), tendo_tensor_free(f);
+    }
+    local = local && tendo_optimizer_all_reduce_grads(opt, g_comm) == TENDO_OK;
+    for (int i = 0; local && i < np; i++) {
+        tendo_tensor *g = NULL;
+        float *got = malloc((size_t)tendo_tensor_numel(ps[i]) * sizeof *got);
+        double want = (g_size + 1) / 2.0 * (i + 1);
+        if (tendo_tensor_dtype(ps[i]) == TENDO_F32)
+            g = tensor_erase(tensor_grad(tendo_as_f32(ps[i])));
+#ifdef TENDO_HAVE_BF16
+        else
+            g = tensor_erase(tensor_grad(tendo_as_bf16(ps[i])));
+#endif
+        tendo_tensor *gf = g ? tendo_tensor_to_dtype(g, TENDO_F32) : NULL;
+        local = got && gf && tensor_copy_to(tendo_as_f32(gf), got, tendo_tensor_numel(ps[i])) == TENDO_OK;
+        for (int64_t k = 0; local && k < tendo_tensor_numel(ps[i]); k++)
+            local = fabs(got[k] - want) <= 1e-6 * want + (tendo_tensor_dtype(ps[i]) == TENDO_F32 ? 0 : 0.02 * want);
+        if (!local)
+            comm_diag("parameter %d: %s", i, got ? "wrong average" : "out of memory");
+        tendo_tensor_free(gf), tendo_tensor_free(g);
+        free(got);
+    }
+    ok(comm_all(local), "all_reduce_grads on %s: %d parameters (f32, one of 4.4 MB, bf16) averaged", tendo_device_str(d),
+       np);
+    if (g_size > 1) {
+        tendo_optimizer_zero_grad(opt);
+        /* every rank but the last has a gradient of parameter 0 */
+        tensor_f32 *p0 = tendo_as_f32(ps[0]), *l = g_rank < g_size - 1 ? tensor_sum_all(p0) : NULL;
+        local = (g_rank == g_size - 1 || (l && tensor_backward(l, NULL) == TENDO_OK));
+        tendo_status st = tendo_optimizer_all_reduce_grads(opt, g_comm);
+        ok(comm_all(local && failed_with(st, TENDO_ERR_COMM)),
+           "all_reduce_grads with a gradient missing on one rank: TENDO_ERR_COMM on every rank");
+        tensor_free(l);
+    }
+    tendo_optimizer_free(opt);
+    for (int i = 0; i < np; i++)
+        tendo_tensor_free(ps[i]);
+}
+
 /* LeakSanitizer's check, where the build has it: made before MPI is
  * finalized, so that what Open MPI keeps until then (reachable) is not
  * reported, and its plugins, unloaded at exit, need no naming; tendo's
@@ -262,6 +333,9 @@ int main(int argc, char **argv)
     test_grads(tendo_cpu());
     if (tendo_cuda_available())
         test_grads(tendo_cuda(0));
+    test_all_reduce_grads(tendo_cpu());
+    if (tendo_cuda_available())
+        test_all_reduce_grads(tendo_cuda(0));
     tendo_comm_free(g_comm);
     int status = done_testing();
     if (__lsan_do_leak_check)

@@ -8,31 +8,11 @@
 # Skips without mpirun or in a build without MPI.
 : "${top_builddir:=.}"
 prog="$top_builddir/t/t-comm"
-if ! command -v mpirun > /dev/null 2>&1; then
-    echo "1..0 # SKIP no mpirun (Debian: apt-get install openmpi-bin)"
-    exit 0
-fi
-if ! grep -q '^#define TENDO_HAVE_MPI 1' "$top_builddir/config.h"; then
-    echo "1..0 # SKIP this build has no MPI"
-    exit 0
-fi
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-# oversubscribed (CI has 2 cores), as root in CI's containers, and without
-# the single-copy mechanism, which containers often forbid (ptrace)
-OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_btl_vader_single_copy_mechanism
-mpi="mpirun --oversubscribe --allow-run-as-root --bind-to none"
+. "${top_srcdir:-.}/t/lib/mpi-test.sh"
 # under ASan: Open MPI's own leaks are not tendo's (full stacks, so that
 # every leak shows whose it is)
 LSAN_OPTIONS="suppressions=${top_srcdir:-.}/t/lib/lsan-mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export LSAN_OPTIONS
-
-n=0 fails=0
-ok() { # ok COND-STATUS DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
-}
 
 # ---- every collective with 4 ranks: t-comm's checks, numbered on ----
 timeout 600 $mpi -np 4 "$prog" > "$tmp/out" 2> "$tmp/err"
