@@ -83,6 +83,10 @@ _Noreturn void tendo__mpi_abort(struct tendo__mpi *m, int code);
 void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int64_t stride, int64_t n, void *out,
                  int avg_div);
 
+/* inout[i] = in[i] op inout[i] for i < n, in dt's compute type, rounded
+ * once (AVG: the mean of the two): the body of the user-defined MPI ops. */
+void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *in, void *inout, int64_t n);
+
 /* ---- comm.c: the collectives of gen/registry/comm.toml (tensor_<dt>_all_reduce, ...), op naming the entry point ---- */
 
 tendo_status tendo__all_reduce(const char *op, const tendo_comm *c, tendo__tensor *t, tendo_reduce_op rop);

@@ -9,15 +9,16 @@
  *
  * Native MPI types and ops carry f32, f64 and the 32- and 64-bit integers
  * (SUM and PROD of signed integers as the unsigned type of the same size,
- * so that they wrap).  The 16- and 8-bit floats have no MPI type (nor the
- * 8- and 16-bit integers a trustworthy MPI sum, see native_type): their
- * reductions move the elements as they are stored and reduce them here,
- * in float for the floats, in rank order, rounding once (fold.c), so that
- * every rank gets the same bits
- * whatever the number of ranks: a small buffer is gathered whole by every
- * rank; a large one is split in `size` chunks, chunk r of every rank sent
- * to rank r (alltoall), which reduces it and shares the result
- * (allgather) - the same bytes on the wire as a ring all-reduce.
+ * so that they wrap).  The 16- and 8-bit floats have no MPI type, nor the
+ * 8- and 16-bit integers a trustworthy MPI sum (see native_type): their
+ * elements travel as stored, and tendo reduces them, in float for the
+ * floats, rounding once, so that every rank gets the same bits.  Where
+ * combining pairs is exact - integers, and two ranks - that is one
+ * MPI_Allreduce with a user-defined op (fold.c's pairwise combine);
+ * otherwise a small buffer is gathered whole by every rank and reduced in
+ * rank order, and a large one is split in `size` chunks, chunk r of every
+ * rank sent to rank r (alltoall), which reduces it and shares the result
+ * (allgather): the bytes on the wire of a ring all-reduce.
  */
 #include "config.h"
 
@@ -41,6 +42,11 @@ struct tendo__mpi {
 };
 
 static pthread_mutex_t mpi_lock = PTHREAD_MUTEX_INITIALIZER;
+#define MAX_CODES 32
+static MPI_Datatype user_type[MAX_CODES]; /* see "user-defined ops" below */
+static bool user_type_made[MAX_CODES];
+static MPI_Op user_op[TENDO_REDUCE_PROD + 1];
+static bool user_op_made[TENDO_REDUCE_PROD + 1];
 static struct tendo__mpi world;
 static bool joined, we_initialised;
 
@@ -68,6 +74,14 @@ static void finalize_at_exit(void)
         free(world.scratch);
         world.scratch = NULL;
         world.scratch_n = 0;
+        for (int c = 0; c < MAX_CODES; c++)
+            if (user_type_made[c])
+                MPI_Type_free(&user_type[c]);
+        for (int o = 0; o <= TENDO_REDUCE_PROD; o++)
+            if (user_op_made[o])
+                MPI_Op_free(&user_op[o]);
+        memset(user_type_made, 0, sizeof user_type_made);
+        memset(user_op_made, 0, sizeof user_op_made);
         if (we_initialised)
             MPI_Finalize();
     }
@@ -230,6 +244,66 @@ static MPI_Op native_op(tendo_reduce_op op)
     return MPI_SUM;
 }
 
+/* ---- user-defined ops: tendo's own reduction inside one MPI call ---- */
+
+/* A reduction native_type leaves out can still be one MPI call with an op
+ * of tendo's (fold.c's pairwise combine) where combining pairs gives the
+ * exact result: integers (their arithmetic wraps, in any order), and the
+ * 16- and 8-bit floats between two ranks (one combine: rounded once). */
+/* user_type[code]: the type MPI hands the op for dtype code (made at
+ * first use, like user_op[op]; both freed before MPI_Finalize) */
+static tendo_dtype dtype_of(MPI_Datatype t)
+{
+    for (int c = 0; c < MAX_CODES; c++)
+        if (user_type_made[c] && user_type[c] == t)
+            return (tendo_dtype)c;
+    return (tendo_dtype)0;
+}
+
+#define USER_FN(name, op)                                                                          \
+    static void user_##name(void *in, void *inout, int *len, MPI_Datatype *t)                     \
+    {                                                                                              \
+        tendo__fold_pair(dtype_of(*t), op, in, inout, *len);                                       \
+    }
+USER_FN(sum, TENDO_REDUCE_SUM)
+USER_FN(avg, TENDO_REDUCE_AVG)
+USER_FN(max, TENDO_REDUCE_MAX)
+USER_FN(min, TENDO_REDUCE_MIN)
+USER_FN(prod, TENDO_REDUCE_PROD)
+#undef USER_FN
+
+static bool pairwise_exact(tendo_dtype dt, int size)
+{
+    tendo__compute c = tendo__traits_of(dt)->compute;
+    return c == TENDO__COMPUTE_INT64 || c == TENDO__COMPUTE_UINT64 || size == 2;
+}
+
+/* The user-defined type and op of dt and op (made at first use). */
+static bool user_pair(const char *op, tendo_dtype dt, tendo_reduce_op rop, MPI_Datatype *type, MPI_Op *mop)
+{
+    static MPI_User_function *const fns[] = {user_sum, user_avg, user_max, user_min, user_prod};
+
+    if ((int)dt >= MAX_CODES)
+        return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "dtype code %d", (int)dt), false;
+    if (!user_type_made[dt]) {
+        if (!mpi_ok(op, MPI_Type_contiguous(1, bits_type(tendo_dtype_size(dt)), &user_type[dt]), "MPI_Type_contiguous"))
+            return false;
+        if (!mpi_ok(op, MPI_Type_commit(&user_type[dt]), "MPI_Type_commit")) {
+            MPI_Type_free(&user_type[dt]);
+            return false;
+        }
+        user_type_made[dt] = true;
+    }
+    if (!user_op_made[rop]) {
+        if (!mpi_ok(op, MPI_Op_create(fns[rop], 1, &user_op[rop]), "MPI_Op_create"))
+            return false;
+        user_op_made[rop] = true;
+    }
+    *type = user_type[dt];
+    *mop = user_op[rop];
+    return true;
+}
+
 /* Gathered whole below this many bytes of every rank's data together. */
 #define GATHER_WHOLE_BYTES ((size_t)64 << 10)
 
@@ -305,6 +379,8 @@ static bool run_locked(const char *op, struct tendo__mpi *m, int rank, int size,
     MPI_Comm comm = m->comm;
     size_t es;
     MPI_Datatype nt;
+    MPI_Op mop;
+    bool divide = true;
     int64_t n = w->count;
 
     if (w->kind == TENDO__COLL_BARRIER)
@@ -326,25 +402,31 @@ static bool run_locked(const char *op, struct tendo__mpi *m, int rank, int size,
         return mpi_ok(op, MPI_Allgather(w->send, (int)n, bits_type(es), w->recv, (int)n, bits_type(es), comm),
                       "MPI_Allgather");
     case TENDO__COLL_REDUCE_SCATTER:
-        if (nt == MPI_DATATYPE_NULL)
-            return fold_reduce(op, m, rank, size, w);
-        if (!mpi_ok(op, MPI_Reduce_scatter_block(w->send, w->recv, (int)n, nt, native_op(w->op), comm),
-                    "MPI_Reduce_scatter_block"))
-            return false;
-        break;
     case TENDO__COLL_ALL_REDUCE:
-        if (nt == MPI_DATATYPE_NULL)
+        if (nt != MPI_DATATYPE_NULL) {
+            mop = native_op(w->op);
+        } else if (!pairwise_exact(w->dtype, size)) {
             return fold_reduce(op, m, rank, size, w);
+        } else {
+            if (!user_pair(op, w->dtype, w->op, &nt, &mop))
+                return false;
+            divide = false; /* the user op's AVG is the mean of two */
+        }
+        if (w->kind == TENDO__COLL_REDUCE_SCATTER) {
+            if (!mpi_ok(op, MPI_Reduce_scatter_block(w->send, w->recv, (int)n, nt, mop, comm),
+                        "MPI_Reduce_scatter_block"))
+                return false;
+            break;
+        }
         for (int64_t at = 0; at < n; at += INT_MAX) {
-            int m = (int)(n - at < INT_MAX ? n - at : INT_MAX);
-            if (!mpi_ok(op, MPI_Allreduce(MPI_IN_PLACE, (char *)w->recv + (size_t)at * es, m, nt,
-                                          native_op(w->op), comm),
+            int k = (int)(n - at < INT_MAX ? n - at : INT_MAX);
+            if (!mpi_ok(op, MPI_Allreduce(MPI_IN_PLACE, (char *)w->recv + (size_t)at * es, k, nt, mop, comm),
                         "MPI_Allreduce"))
                 return false;
         }
         break;
     }
-    if (w->op == TENDO_REDUCE_AVG) /* the sum divided by the size, in place */
+    if (divide && w->op == TENDO_REDUCE_AVG) /* the sum divided by the size, in place */
         tendo__fold(w->dtype, TENDO_REDUCE_AVG, 1, w->recv, n, n, w->recv, size);
     return true;
 }
@@ -358,7 +440,8 @@ bool tendo__mpi_run(const char *op, struct tendo__mpi *m, int size, const tendo_
     if (!chunked && w->count > INT_MAX / size)
         return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "more than 2^31 - 1 elements across the ranks in one call"),
                false;
-    if (w->kind == TENDO__COLL_ALL_REDUCE && w->count > INT_MAX && native_type(w->dtype, w->op) == MPI_DATATYPE_NULL)
+    if (w->kind == TENDO__COLL_ALL_REDUCE && w->count > INT_MAX && native_type(w->dtype, w->op) == MPI_DATATYPE_NULL &&
+        !pairwise_exact(w->dtype, size))
         return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "more than 2^31 - 1 elements of a 16- or 8-bit float"), false;
     pthread_mutex_lock(&mpi_lock);
     ok = mpi_ok(op, MPI_Comm_rank(m->comm, &rank), "MPI_Comm_rank") && run_locked(op, m, rank, size, w);

@@ -8,11 +8,8 @@
 # Skips without mpirun or in a build without MPI.
 : "${top_builddir:=.}"
 prog="$top_builddir/t/t-comm"
+mpi_early_leak_check=1 # t-comm checks before MPI_Finalize
 . "${top_srcdir:-.}/t/lib/mpi-test.sh"
-# under ASan: Open MPI's own leaks are not tendo's (full stacks, so that
-# every leak shows whose it is)
-LSAN_OPTIONS="suppressions=${top_srcdir:-.}/t/lib/lsan-mpi.supp:print_suppressions=0:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-export LSAN_OPTIONS
 
 # ---- every collective with 4 ranks: t-comm's checks, numbered on ----
 timeout 600 $mpi -np 4 "$prog" > "$tmp/out" 2> "$tmp/err"

@@ -10,11 +10,6 @@
 train="$top_builddir/examples/tendo-train"
 gen="$top_builddir/examples/tendo-generate"
 . "${top_srcdir:-.}/t/lib/mpi-test.sh"
-# under ASan, no leak check at exit: Open MPI's plugins leak and are
-# unloaded by then, so their leaks cannot be told from tendo's (t-comm.sh
-# checks the library's MPI paths for leaks, before MPI is finalized)
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-export ASAN_OPTIONS
 cat > "$tmp/cfg.json" <<'JSON'
 {"model_type": "llama", "hidden_size": 64, "intermediate_size": 172, "num_attention_heads": 4,
  "num_key_value_heads": 4, "num_hidden_layers": 2, "vocab_size": 256, "max_position_embeddings": 128,
