@@ -9,6 +9,8 @@
  *             (the ranks' agreement included);
  *   bf16      tensor_bf16_all_reduce(SUM) on a tensor of the same bytes
  *             (twice the elements: reduced in float by tendo).
+ * Run it again with TENDO_COMM_CHECK=0 to see tendo without the ranks'
+ * agreement before each call (include/tendo/comm.h).
  * Prints, per size, the best time of each and the bus bandwidth
  * (bytes x 2 (n - 1) / n / time, NCCL's convention) and the ratios
  * tendo/mpi and bf16/tendo (of bytes per second).  Rank 0 prints.  Not a
@@ -47,9 +49,11 @@ int main(int argc, char **argv)
         return 1;
     }
     if (rank == 0)
-        printf("# all_reduce SUM, %d ranks; bus bandwidth GB/s (best of the rounds)\n"
+        printf("# all_reduce SUM, %d ranks%s; bus bandwidth GB/s (best of the rounds)\n"
                "%10s %10s %10s %10s %12s %12s\n",
-               size, "bytes", "mpi", "tendo", "bf16", "tendo/mpi", "bf16/tendo");
+               size, getenv("TENDO_COMM_CHECK") && !strcmp(getenv("TENDO_COMM_CHECK"), "0")
+                         ? ", TENDO_COMM_CHECK=0 (no agreement before each call)" : "",
+               "bytes", "mpi", "tendo", "bf16", "tendo/mpi", "bf16/tendo");
     for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
         int64_t n = (int64_t)(bytes / 4), n16 = (int64_t)(bytes / 2);
         int rounds = bytes <= ((size_t)1 << 20) ? 200 : bytes <= ((size_t)16 << 20) ? 20 : 5;

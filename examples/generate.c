@@ -20,8 +20,11 @@
  * read); the embeddings, norms and lm_head are whole on every rank, so
  * every rank computes the same logits and tokens, and rank 0 writes the
  * files.  N must divide the attention and key-value heads and the MLP's
- * width.  At the end (stderr) the time per token and the all_reduces'
- * share of it. */
+ * width.
+ *
+ * At the end (stderr, rank 0): the prompt's time and the time per token
+ * generated after the first (which comes with the prompt), with the
+ * all_reduces' share of it under mpirun. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -308,7 +311,7 @@ int main(int argc, char **argv)
     tensor_i64 *prompt, *flat, *out;
     model m;
     T *logits;
-    struct timespec t0, t1;
+    struct timespec tp, t0, t1;
     double prompt_comm_s;
 
     for (int i = 1; i < argc; i++) {
@@ -348,6 +351,7 @@ int main(int argc, char **argv)
     out_ids = malloc((size_t)ntok * sizeof *out_ids);
     if (!out_ids)
         return 1;
+    clock_gettime(CLOCK_MONOTONIC, &tp);
     logits = forward(&m, flat, 0);
     if (m.rank == 0 && logits_path && tendo_npy_save(logits_path, tensor_f32_erase(logits)) != TENDO_OK)
         die(logits_path);
@@ -362,11 +366,16 @@ int main(int argc, char **argv)
         tensor_free(one);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (m.ranks > 1 && m.rank == 0 && ntok > 1) {
+    if (m.rank == 0) {
+        double ps = (double)(t0.tv_sec - tp.tv_sec) + 1e-9 * (double)(t0.tv_nsec - tp.tv_nsec);
         double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-        fprintf(stderr, "tendo-generate: tensor-parallel over %d ranks: %.2f ms per token, %.1f %% of it in the "
-                        "all_reduces\n",
-                m.ranks, 1e3 * s / (double)(ntok - 1), 100 * (m.comm_s - prompt_comm_s) / s);
+        fprintf(stderr, "tendo-generate: prompt of %lld tokens in %.1f ms; %lld tokens at %.2f ms each (%.1f tokens/s)",
+                (long long)L, 1e3 * ps, (long long)ntok, ntok > 1 ? 1e3 * s / (double)(ntok - 1) : 0.0,
+                ntok > 1 && s > 0 ? (double)(ntok - 1) / s : 0.0);
+        if (m.ranks > 1)
+            fprintf(stderr, "; tensor-parallel over %d ranks, %.1f %% of each token in the all_reduces",
+                    m.ranks, s > 0 ? 100 * (m.comm_s - prompt_comm_s) / s : 0.0);
+        fputc('\n', stderr);
     }
     out = CHECK(tensor_i64_from_data(out_ids, TENDO_SHAPE(ntok), tendo_cpu()));
     if (m.rank == 0 && tendo_npy_save(paths[2], tensor_i64_erase(out)) != TENDO_OK)

@@ -49,6 +49,8 @@ static MPI_Op user_op[TENDO_REDUCE_PROD + 1];
 static bool user_op_made[TENDO_REDUCE_PROD + 1];
 static struct tendo__mpi world;
 static bool joined, we_initialised;
+/* TENDO_COMM_CHECK=0: no agreement before each collective (tendo__mpi_agree) */
+static bool check_calls = true;
 
 /* An MPI launcher's variables: Open MPI, PMIx, Hydra (MPICH) and PMI-2. */
 static bool launched_by_mpi(void)
@@ -124,6 +126,8 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
             }
         }
         if (ok && inited) {
+            const char *check = getenv("TENDO_COMM_CHECK");
+            check_calls = !(check && !strcmp(check, "0"));
             ok = mpi_ok(op, MPI_Comm_dup(MPI_COMM_WORLD, &world.comm), "MPI_Comm_dup") &&
                  mpi_ok(op, MPI_Comm_set_errhandler(world.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
             if (ok) {
@@ -173,6 +177,8 @@ bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, 
     int64_t v[33], r[33];
     bool ok;
 
+    if (!check_calls) /* the program vouches for its calls */
+        return ok_here;
     v[0] = ok_here ? 0 : 1;
     for (int i = 0; i < n; i++) {
         v[1 + i] = sig[i];

@@ -160,6 +160,15 @@ static void test_errors(void)
     ok(tensor_all_reduce((const tendo_comm *)NULL, odd, TENDO_REDUCE_SUM) == TENDO_ERR_INVALID_ARG,
        "a NULL communicator: TENDO_ERR_INVALID_ARG");
 
+    /* empty tensors: nothing moves, the shapes are right */
+    tensor_f32 *e0 = tensor_f32_zeros(2, (int64_t[]){0, 3}, tendo_cpu()), *eg = NULL;
+    local = e0 && tensor_all_reduce(g_comm, e0, TENDO_REDUCE_SUM) == TENDO_OK &&
+            (eg = tensor_all_gather(g_comm, e0, 1)) != NULL && tensor_size(eg, 0) == 0 &&
+            tensor_size(eg, 1) == 3 * g_size;
+    ok(comm_all(local), "an empty tensor: all_reduce and all_gather ([0, %d])", 3 * g_size);
+    tensor_free(eg);
+    tensor_free(e0);
+
     /* still usable: the sum of every rank's rank */
     tensor_i64 *one = tensor_i64_full(1, (int64_t[]){1}, (double)g_rank, tendo_cpu());
     int64_t sum = -1;
