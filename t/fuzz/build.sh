@@ -16,13 +16,13 @@ cd "$out"
 if [ ! -f Makefile ]; then
     [ -x "$src/configure" ] || (cd "$src" && ./autogen.sh >/dev/null)
     "$src/configure" -q CC="$cc" CFLAGS="-g -O1 $san -fsanitize=fuzzer-no-link" LDFLAGS="$san" \
-        --without-cuda --disable-openmp --disable-shared ${PYTHON:+PYTHON="$PYTHON"}
+        --without-cuda --without-mpi --disable-openmp --disable-shared ${PYTHON:+PYTHON="$PYTHON"}
 fi
 make -j"$jobs" libtendo.la >/dev/null
 
 cflags="-std=c11 -g -O1 $san -D_POSIX_C_SOURCE=200809L -I$out/include -I$src/include -I$out/src -I$src/src"
-# the libraries configure found (BLAS, jansson, libm)
-libs="$out/.libs/libtendo.a $(sed -n 's/^\(LIBS\|JANSSON_LIBS\|LIBM\) = //p' Makefile | tr '\n' ' ') -lpthread"
+# the libraries configure found (BLAS, jansson, libm; MPI, when a build has it)
+libs="$out/.libs/libtendo.a $(sed -n 's/^\(LIBS\|JANSSON_LIBS\|LIBM\|MPI_LIBS\) = //p' Makefile | tr '\n' ' ') -lpthread"
 for target in npy safetensors dlpack cli; do
     extra=
     [ $target = cli ] && extra="$src/tools/tendo.c $src/tools/files.c $src/tools/inspect.c $src/tools/convert.c"
