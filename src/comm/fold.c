@@ -17,26 +17,34 @@
 #define WRAP_ADD(x, y) ((int64_t)((uint64_t)(x) + (uint64_t)(y)))
 #define WRAP_MUL(x, y) ((int64_t)((uint64_t)(x) * (uint64_t)(y)))
 
+/* for (i < m) body, with the whole chunk's count a constant: GCC's -O2
+ * vectorises only loops whose count needs no epilogue. */
+#define LOOP(m, body)                                                                              \
+    do {                                                                                           \
+        if ((m) == FOLD_CHUNK)                                                                     \
+            for (int64_t i = 0; i < FOLD_CHUNK; i++)                                               \
+                body;                                                                              \
+        else                                                                                       \
+            for (int64_t i = 0; i < (m); i++)                                                      \
+                body;                                                                              \
+    } while (0)
+
 /* acc[i] = acc[i] op v[i] for i < m (AVG adds: its division is the
  * caller's), one loop per op so that each vectorises. */
 #define COMBINE(acc, v, m, ADD, MUL, MAXF, MINF)                                                    \
     switch (op) {                                                                                  \
     case TENDO_REDUCE_MAX:                                                                         \
-        for (int64_t i = 0; i < (m); i++)                                                          \
-            acc[i] = MAXF(acc[i], v[i]);                                                           \
+        LOOP(m, acc[i] = MAXF(acc[i], v[i]));                                                      \
         break;                                                                                     \
     case TENDO_REDUCE_MIN:                                                                         \
-        for (int64_t i = 0; i < (m); i++)                                                          \
-            acc[i] = MINF(acc[i], v[i]);                                                           \
+        LOOP(m, acc[i] = MINF(acc[i], v[i]));                                                      \
         break;                                                                                     \
     case TENDO_REDUCE_PROD:                                                                        \
-        for (int64_t i = 0; i < (m); i++)                                                          \
-            acc[i] = MUL(acc[i], v[i]);                                                            \
+        LOOP(m, acc[i] = MUL(acc[i], v[i]));                                                       \
         break;                                                                                     \
     case TENDO_REDUCE_SUM:                                                                         \
     case TENDO_REDUCE_AVG:                                                                         \
-        for (int64_t i = 0; i < (m); i++)                                                          \
-            acc[i] = ADD(acc[i], v[i]);                                                            \
+        LOOP(m, acc[i] = ADD(acc[i], v[i]));                                                       \
         break;                                                                                     \
     }
 
@@ -55,8 +63,7 @@
                 COMBINE(acc, v, m, ADD, MUL, MAXF, MINF)                                           \
             }                                                                                      \
             if (op == TENDO_REDUCE_AVG)                                                            \
-                for (int64_t i = 0; i < m; i++)                                                    \
-                    acc[i] = (T)(acc[i] / (T)div);                                                 \
+                LOOP(m, acc[i] = (T)(acc[i] / (T)div));                                            \
             tr->narrow(acc, (char *)dst + (size_t)at * tr->size, 1, m);                            \
         }                                                                                          \
     } while (0)
