@@ -46,8 +46,8 @@ JSON
         printf "$(printf '\\%03o' "$c")\000\000\000\000\000\000\000"
     done
 } > "$tmp/prompt.npy"
-TENDO_NUM_THREADS=1 "$gen" --tokens 64 "$tmp/big" "$tmp/prompt.npy" "$tmp/o1.npy" 2> "$tmp/g1.err" || exit 1
-TENDO_NUM_THREADS=1 mpirun --oversubscribe --allow-run-as-root --bind-to none -x TENDO_NUM_THREADS -np 2 \
+OMP_NUM_THREADS=1 "$gen" --tokens 64 "$tmp/big" "$tmp/prompt.npy" "$tmp/o1.npy" 2> "$tmp/g1.err" || exit 1
+OMP_NUM_THREADS=1 mpirun --oversubscribe --allow-run-as-root --bind-to none -x OMP_NUM_THREADS -np 2 \
     "$gen" --tokens 64 "$tmp/big" "$tmp/prompt.npy" "$tmp/o2.npy" 2> "$tmp/g2.err" || exit 1
 a=$(sed -n 's/.* at \([0-9.]*\) ms each.*/\1/p' "$tmp/g1.err") b=$(sed -n 's/.* at \([0-9.]*\) ms each.*/\1/p' "$tmp/g2.err")
 share=$(sed -n 's/.*ranks, \([0-9.]*\) % of each token.*/\1/p' "$tmp/g2.err")

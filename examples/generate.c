@@ -16,8 +16,8 @@
  * the KV cache) and its N-th of the MLP (rows of gate_proj and up_proj,
  * columns of down_proj); o_proj's and down_proj's partial products are
  * summed across the ranks, one all_reduce each per layer.  Each rank maps
- * the checkpoint and takes views of its slices of it (only those pages are
- * read); the embeddings, norms and lm_head are whole on every rank, so
+ * the checkpoint and takes its slices of it (only those pages are read):
+ * views of the rows, dense copies of the columns; the embeddings, norms and lm_head are whole on every rank, so
  * every rank computes the same logits and tokens, and rank 0 writes the
  * files.  N must divide the attention and key-value heads and the MLP's
  * width.
@@ -73,7 +73,8 @@ static tendo_tensor *narrow_erased(tendo_tensor *e, int dim, int64_t start, int6
 
 /* This rank's part of the tensor called name as an f32 handle of its own
  * on dev: its N-th along dim (-1: all of it), a view of the file's mapping
- * for an f32 tensor on the CPU, a copy of that part otherwise. */
+ * for an f32 tensor on the CPU whose part is rows, a copy of that part
+ * otherwise (columns are copied, so that products read them densely). */
 static T *weight(const model *m, const tendo_collection *c, const char *name, int dim, tendo_device dev)
 {
     tendo_tensor *e = checked(tendo_collection_get(c, name), name), *part, *t;
@@ -81,6 +82,11 @@ static T *weight(const model *m, const tendo_collection *c, const char *name, in
     if (dim >= 0) {
         int64_t n = tendo_tensor_shape(e)[dim] / m->ranks;
         part = checked(narrow_erased(e, dim, m->rank * n, n), name);
+        if (!tendo_tensor_is_contiguous(part)) {
+            tendo_tensor *dense = checked(tendo_tensor_to_device(part, tendo_cpu()), name);
+            tendo_tensor_free(part);
+            part = dense;
+        }
     } else {
         part = checked(tendo_tensor_alias(e), name);
     }

@@ -82,7 +82,7 @@ static void info_help(FILE *out)
     fprintf(out, "usage: tendo info\n"
                  "\n"
                  "Prints the library's version and build options (BLAS, OpenMP, events,\n"
-                 "CUDA, MPI, NCCL), the threads CPU ops use (TENDO_NUM_THREADS or OMP_NUM_THREADS\n"
+                 "CUDA, MPI, NCCL), the threads CPU ops use (tendo_set_num_threads or OMP_NUM_THREADS\n"
                  "when set), the dtypes of this build with their sizes and file names,\n"
                  "and the devices: the CPU and each CUDA device.\n");
 }
