@@ -50,8 +50,12 @@ typedef enum {
  * initialises MPI, thread level MPI_THREAD_SERIALIZED, if the program has
  * not, and finalizes it at exit); a process started alone is a world of
  * one.  tendo works on its own duplicate of MPI_COMM_WORLD, so its messages
- * never meet the program's.  A new handle the caller frees with
- * tendo_comm_free; NULL with TENDO_ERR_COMM when MPI fails to start. */
+ * never meet the program's.  The ranks on one machine share its cores:
+ * unless OMP_NUM_THREADS is set or the program called
+ * tendo_set_num_threads, each rank's CPU ops take cores / (ranks there)
+ * threads.  The first call is collective (every rank makes it).  A new
+ * handle the caller frees with tendo_comm_free; NULL with TENDO_ERR_COMM
+ * when MPI fails to start. */
 TENDO_API tendo_comm *tendo_comm_world(void);
 /* This process's rank in c (0 for NULL). */
 TENDO_API int tendo_comm_rank(const tendo_comm *c);

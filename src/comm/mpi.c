@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "comm/comm.h"
+#include "core/iter.h"
 #include "core/traits.h"
 
 #ifdef TENDO_HAVE_MPI
@@ -131,6 +132,14 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
             ok = mpi_ok(op, MPI_Comm_dup(MPI_COMM_WORLD, &world.comm), "MPI_Comm_dup") &&
                  mpi_ok(op, MPI_Comm_set_errhandler(world.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
             if (ok) {
+                /* the ranks on this machine share its cores by default */
+                MPI_Comm here;
+                int nhere = 1;
+                if (MPI_Comm_split_type(world.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &here) == MPI_SUCCESS) {
+                    MPI_Comm_size(here, &nhere);
+                    MPI_Comm_free(&here);
+                }
+                tendo__threads_share(nhere);
                 joined = true;
                 if (atexit(finalize_at_exit) != 0) {
                     ok = false;

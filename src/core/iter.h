@@ -66,6 +66,11 @@ bool tendo__check_inputs(const char *op, int nin, const tendo__tensor *const *in
 
 /* The threads CPU ops may use now (1 without OpenMP). */
 int tendo__threads(void);
+/* ranks_here processes of one MPI job share this machine: unless the
+ * program chose (tendo_set_num_threads) or OMP_NUM_THREADS is set, each
+ * takes its share of the cores (at least one), rather than all of them
+ * each (torchrun's default is one). */
+void tendo__threads_share(int ranks_here);
 
 /* TENDO__OMP(omp parallel for ...) is that pragma with OpenMP, nothing
  * without (so that -Wunknown-pragmas stays quiet). */

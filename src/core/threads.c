@@ -1,5 +1,6 @@
 /* src/core/threads.c - how many threads CPU ops use (at most 4 per core). */
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -41,3 +42,18 @@ int tendo__threads(void)
 }
 
 int tendo_get_num_threads(void) { return tendo__threads(); }
+
+void tendo__threads_share(int ranks_here)
+{
+#ifdef _OPENMP
+    int want;
+
+    if (ranks_here <= 1 || getenv("OMP_NUM_THREADS") ||
+        atomic_load_explicit(&requested, memory_order_relaxed) != 0)
+        return;
+    want = omp_get_num_procs() / ranks_here;
+    atomic_store_explicit(&requested, want > 1 ? want : 1, memory_order_relaxed);
+#else
+    (void)ranks_here;
+#endif
+}
