@@ -52,7 +52,6 @@ void tendo_comm_free(tendo_comm *c)
         return;
     if (c->nccl)
         tendo__device_ops_of(TENDO_CUDA)->comm_release(c->nccl);
-    tendo__mpi_leave(c->mpi);
     pthread_mutex_destroy(&c->nccl_lock);
     free(c);
 }
@@ -210,20 +209,33 @@ static bool check_args(call *k)
     return true;
 }
 
+/* The dense d viewed as shape (n dims), permuted by perm and copied
+ * dense: a new tensor, or NULL with the error set for op. */
+static tendo__tensor *rearranged(const char *op, const tendo__tensor *d, int n, const int64_t *shape, const int *perm)
+{
+    tendo__tensor *v = tendo__view(d, n, shape), *p = v ? tendo__permute(v, perm) : NULL;
+    tendo__tensor *out = p ? tendo__clone(op, p) : NULL;
+
+    if (!out && (!v || !p))
+        tendo__fail_as(op);
+    tendo__tensor_free(p);
+    tendo__tensor_free(v);
+    return out;
+}
+
 /* The dense send buffer of k: the elements in the order they go on the
  * wire.  reduce_scatter's chunk r of dim must be contiguous block r: dim
  * is split into [size, chunk] and the size axis moved first. */
 static tendo__tensor *make_send(call *k)
 {
     const tendo__tensor *t = k->t;
-    tendo__tensor *d, *v, *p, *out;
+    tendo__tensor *d, *out;
     int64_t shape[TENDO_MAX_DIMS + 1];
     int perm[TENDO_MAX_DIMS + 1], n = t->ndim + 1, j = 0;
 
     if (k->kind != TENDO__COLL_REDUCE_SCATTER || k->dim == 0 || k->c->size == 1)
         return dense_as(k->op, t, k->wire);
-    if (t->ndim + 1 > TENDO_MAX_DIMS) {
-        /* no room for the split: merge the dims before dim into one */
+    if (t->ndim + 1 > TENDO_MAX_DIMS) { /* no room for the split axis */
         tendo__fail(TENDO_ERR_UNSUPPORTED, k->op, "reduce_scatter along dim %d of a %d-dim tensor", k->dim, t->ndim);
         return NULL;
     }
@@ -241,13 +253,7 @@ static tendo__tensor *make_send(call *k)
     for (int i = 0, q = 1; i < n; i++)
         if (i != k->dim)
             perm[q++] = i;
-    v = tendo__view(d, n, shape);
-    p = v ? tendo__permute(v, perm) : NULL;
-    out = p ? tendo__clone(k->op, p) : NULL;
-    if (!out && (!v || !p))
-        tendo__fail_as(k->op);
-    tendo__tensor_free(p);
-    tendo__tensor_free(v);
+    out = rearranged(k->op, d, n, shape, perm);
     tendo__tensor_free(d);
     return out;
 }
@@ -380,7 +386,7 @@ tendo__tensor *tendo__all_gather(const char *op, const tendo_comm *c, const tend
     call k = {.op = op, .c = c, .kind = TENDO__COLL_ALL_GATHER, .dim = dim, .t = t};
     int64_t shape[TENDO_MAX_DIMS + 1];
     int perm[TENDO_MAX_DIMS + 1];
-    tendo__tensor *v, *p, *r;
+    tendo__tensor *r;
 
     if (!check_comm(op, c))
         return NULL;
@@ -397,13 +403,7 @@ tendo__tensor *tendo__all_gather(const char *op, const tendo_comm *c, const tend
         if (i < t->ndim)
             perm[q++] = i + 1;
     }
-    v = tendo__view(k.recv, t->ndim + 1, shape);
-    p = v ? tendo__permute(v, perm) : NULL;
-    r = p ? tendo__clone(op, p) : NULL;
-    if (!r && (!v || !p))
-        tendo__fail_as(op);
-    tendo__tensor_free(p);
-    tendo__tensor_free(v);
+    r = rearranged(op, k.recv, t->ndim + 1, shape, perm);
     if (r) {
         int64_t rs[TENDO_MAX_DIMS];
         tendo__tensor *m;

@@ -58,9 +58,9 @@ struct tendo_comm {
 /* Joins the job's MPI world when this process was started by an MPI
  * launcher or the program initialised MPI itself: *m (tendo's own
  * duplicate of MPI_COMM_WORLD), *rank and *size.  Otherwise (or in a build
- * without MPI) *m = NULL, a world of one.  False with TENDO_ERR_COMM. */
+ * without MPI) *m = NULL, a world of one.  The world lives until exit
+ * (mpi.c finalizes it).  False with TENDO_ERR_COMM. */
 bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size);
-void tendo__mpi_leave(struct tendo__mpi *m);
 /* The agreement before a collective: every rank passes its n-value
  * signature sig (n <= 16) and whether its own checks passed; true when all
  * passed and every signature is the same.  Otherwise false on every rank:

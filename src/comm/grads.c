@@ -58,16 +58,15 @@ static bool reduce_bucket(const char *op, const tendo_comm *c, tendo__tensor *co
 }
 
 /* Whether every rank of c holds gradients of the same parameters, of the
- * same sizes, dtypes and device types (a hash of them, compared through
- * its largest and smallest value across the ranks): the buckets, and so
- * the collectives each rank makes, follow from them.  False with the error
- * set on every rank when not. */
+ * same sizes, dtypes and device types (a hash of them, through the ranks'
+ * agreement of comm.c's collectives): the buckets, and so the collectives
+ * each rank makes, follow from them.  False with the error set on every
+ * rank when not. */
 static bool same_gradients(const char *op, const tendo_comm *c, const tendo_optimizer *opt, int64_t n)
 {
+    static const char *const what[] = {"the parameters holding gradients (or their sizes, dtypes or devices)"};
     uint64_t h = 1469598103934665603ull;
-    int64_t two = 2, *v;
-    tendo__tensor *t = tendo__tensor_new(op, TENDO_I64, 1, &two, tendo_cpu());
-    bool ok;
+    int64_t sig;
 
     for (int64_t i = 0; i < n; i++) {
         const tendo__tensor *g = tendo__optimizer_grad(opt, i);
@@ -76,21 +75,8 @@ static bool same_gradients(const char *op, const tendo_comm *c, const tendo_opti
         for (int k = 0; k < 4; k++)
             h = (h ^ f[k]) * 1099511628211ull;
     }
-    if (!t) { /* the others learn of it in the agreement */
-        (void)tendo__all_reduce(op, c, NULL, TENDO_REDUCE_MAX);
-        return false;
-    }
-    v = tendo__tensor_data(t);
-    v[0] = (int64_t)(h >> 1);
-    v[1] = -v[0];
-    ok = tendo__all_reduce(op, c, t, TENDO_REDUCE_MAX) == TENDO_OK;
-    if (ok && v[0] != -v[1]) {
-        ok = false;
-        tendo__fail(TENDO_ERR_COMM, op, "the ranks hold gradients of different parameters (or sizes, dtypes, "
-                                        "devices): every rank must have run backward through the same model");
-    }
-    tendo__tensor_free(t);
-    return ok;
+    sig = (int64_t)(h >> 1);
+    return tendo__mpi_agree(op, c->mpi, &sig, what, 1, true);
 }
 
 tendo_status tendo_optimizer_all_reduce_grads(tendo_optimizer *opt, const tendo_comm *c)

@@ -157,8 +157,6 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
     return ok;
 }
 
-void tendo__mpi_leave(struct tendo__mpi *m) { (void)m; /* the world lives until exit */ }
-
 _Noreturn void tendo__mpi_abort(struct tendo__mpi *m, int code)
 {
     if (m)
@@ -474,8 +472,6 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
     *size = 1;
     return true;
 }
-
-void tendo__mpi_leave(struct tendo__mpi *m) { (void)m; }
 
 _Noreturn void tendo__mpi_abort(struct tendo__mpi *m, int code)
 {
