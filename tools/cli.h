@@ -3,7 +3,7 @@
  * turning a library error into "tendo CMD: FILE: reason".
  *
  * The program is tools/tendo.c (dispatch, help, info, demo),
- * tools/inspect.c, tools/convert.c and tools/files.c (this header's
+ * tools/inspect.c, tools/convert.c, tools/tokenize.c and tools/files.c (this header's
  * helpers).  Nothing here is part of the library's API.
  */
 #ifndef TENDO_TOOLS_CLI_H
@@ -39,6 +39,8 @@ int tool_inspect(int argc, char **argv);
 void tool_inspect_help(FILE *out);
 int tool_convert(int argc, char **argv);
 void tool_convert_help(FILE *out);
+int tool_tokenize(int argc, char **argv);
+void tool_tokenize_help(FILE *out);
 
 /* ---- argument parsing --------------------------------------------------
  *

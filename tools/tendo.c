@@ -1,9 +1,10 @@
 /* tools/tendo.c - the `tendo` command: what this build is, what a tensor
- * file holds, and converting one to another dtype.
+ * file holds, converting one to another dtype, and tokenising text.
  *
  *   tendo info                     version, build options, dtypes, devices
  *   tendo inspect FILE...          tensors and statistics (tools/inspect.c)
  *   tendo convert --dtype DT IN OUT  (tools/convert.c)
+ *   tendo tokenize MODEL           text to ids and back (tools/tokenize.c)
  *   tendo demo                     a short tour: creation, views, printing
  *   tendo help [COMMAND], tendo COMMAND --help
  *
@@ -33,6 +34,7 @@ static const struct command {
     {"inspect", "list the tensors of safetensors and .npy files, with statistics", tool_inspect,
      tool_inspect_help},
     {"convert", "convert the floating tensors of a file to another dtype", tool_convert, tool_convert_help},
+    {"tokenize", "text to token ids and back with a model's tokenizer.json", tool_tokenize, tool_tokenize_help},
     {"demo", "create, view, convert and print a few tensors", demo, demo_help},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
@@ -118,7 +120,7 @@ static int info(int argc, char **argv)
 {
     bool helped;
     int status = no_arguments("info", argc, argv, info_help, &helped), ndev;
-    char blas[128], openmp[32], mpi[16], nccl[16];
+    char blas[128], openmp[32], mpi[16], nccl[16], text[8];
 
     if (status != TOOL_OK || helped)
         return status;
@@ -134,6 +136,9 @@ static int info(int argc, char **argv)
     build_option("nccl", nccl, sizeof nccl);
     printf("collectives: MPI %s (CPU tensors), NCCL %s (CUDA tensors)%s\n", mpi, nccl,
            strcmp(mpi, "yes") ? "; a world of one" : "; run under mpirun for many processes");
+    build_option("tokenizers", text, sizeof text);
+    printf("tokenizers:  %s\n", strcmp(text, "yes") ? "no (configure found no PCRE2 or utf8proc)"
+                                                    : "yes (tokenizer.json: WordPiece, BPE, WordLevel)");
     printf("max dims:    %d\n", TENDO_MAX_DIMS);
     printf("dtypes:\n");
 #define PRINT_DTYPE(name, NAME, ct, npy, st, code, bits)                                         \

@@ -40,7 +40,13 @@ const char *tendo_version(void) { return PACKAGE_VERSION; }
 #define NCCL_OPTION " nccl=no"
 #endif
 
+#ifdef TENDO_HAVE_TEXT
+#define TEXT_OPTION " tokenizers=yes"
+#else
+#define TEXT_OPTION " tokenizers=no"
+#endif
+
 const char *tendo_build_options(void)
 {
-    return BLAS_OPTION OPENMP_OPTION EVENTS_OPTION CUDA_OPTION MPI_OPTION NCCL_OPTION;
+    return BLAS_OPTION OPENMP_OPTION EVENTS_OPTION CUDA_OPTION MPI_OPTION NCCL_OPTION TEXT_OPTION;
 }

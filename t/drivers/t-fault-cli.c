@@ -5,7 +5,7 @@
  * for k = 1..N the same run with the k-th failing.  Each must end with exit
  * status 0 (the library recovered) or 1 with "out of memory" in its message,
  * leave no temporary file behind and, for convert, no output file when it
- * failed.  Leaks show in the ASan build.  The program runs as
+ * failed.  Commands read in.txt as stdin (tokenize).  Leaks show in the ASan build.  The program runs as
  * tendo_cli_main (tools/tendo.c) in a private temporary directory, with its
  * stdout and stderr sent to files there.
  */
@@ -33,6 +33,8 @@ static int run(char **args, int nargs, char *err, size_t n)
 
     for (int i = 0; i < nargs; i++)
         argv[i + 1] = args[i];
+    if (freopen("in.txt", "r", stdin) == NULL) /* what tokenize reads, from its start each run */
+        bail("cannot read in.txt");
     fflush(stdout);
     fflush(stderr);
     o = open("out.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -119,6 +121,7 @@ int main(void)
     char *inspect_json[] = {"inspect", "--json", "b.safetensors", "a.npy"};
     char *convert_st[] = {"convert", "--dtype", CONVERT_ST, "b.safetensors", "out.safetensors"};
     char *convert_npy[] = {"convert", "--dtype", CONVERT_NPY, "a.npy", "out.npy"};
+    char *tokenize[] = {"tokenize", "tokenizer.json"};
     tensor_f32 *a, *w;
     tendo_collection *c;
     tendo_tensor *ea, *ew;
@@ -139,11 +142,28 @@ int main(void)
     tendo_tensor_free(ea), tendo_tensor_free(ew), tendo_collection_free(c);
     /* erase took a and w over: ea and ew were their handles */
 
+    {
+        FILE *f = fopen("tokenizer.json", "w"), *in = fopen("in.txt", "w");
+        if (!f || !in)
+            bail("cannot write tokenizer.json and in.txt");
+        fputs("{\"added_tokens\": [{\"id\": 5, \"content\": \"<|end|>\", \"special\": true}],"
+              " \"pre_tokenizer\": {\"type\": \"ByteLevel\"}, \"decoder\": {\"type\": \"ByteLevel\"},"
+              " \"model\": {\"type\": \"BPE\", \"vocab\": {\"h\": 0, \"i\": 1, \"\\u0120\": 2, \"hi\": 3,"
+              " \"\\u0120hi\": 4}, \"merges\": [\"h i\", \"\\u0120 hi\"]}}",
+              f);
+        fputs("hi hi<|end|>hi\n\nhi\n", in);
+        fclose(f);
+        fclose(in);
+    }
     sweep("info", info, 1, NULL);
     sweep("inspect", inspect, 2, NULL);
     sweep("inspect --json", inspect_json, 4, NULL);
     sweep("convert to " CONVERT_ST " safetensors", convert_st, 5, "out.safetensors");
     sweep("convert an .npy to " CONVERT_NPY, convert_npy, 5, "out.npy");
+    if (strstr(tendo_build_options(), "tokenizers=yes"))
+        sweep("tokenize", tokenize, 2, NULL);
+    else
+        ok(1, "# SKIP this build has no tokenizers");
 
     if (chdir("/") != 0)
         diag("chdir / failed");

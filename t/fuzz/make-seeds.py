@@ -186,3 +186,50 @@ argvs = {
 }
 for name, text in argvs.items():
     put("corpus", "cli", name, text.encode())
+
+# ---- tokenizers: byte 0 even, a tokenizer.json; odd, text for a built-in one --------------
+
+def tokenizer_json(model, **parts):
+    d = dict(parts)
+    d["model"] = model
+    return json.dumps(d).encode()
+
+
+bpe = {"type": "BPE", "vocab": {"h": 0, "i": 1, "\u0120": 2, "hi": 3, "\u0120hi": 4, "<|end|>": 5},
+       "merges": ["h i", ["\u0120", "hi"]]}
+wordpiece = {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "a": 1, "##b": 2, "[CLS]": 3}}
+tokenizers = {
+    "bytelevel.json": tokenizer_json(bpe, pre_tokenizer={"type": "ByteLevel", "add_prefix_space": True},
+                                     decoder={"type": "ByteLevel"},
+                                     added_tokens=[{"id": 5, "content": "<|end|>", "special": True}]),
+    "wordpiece.json": tokenizer_json(wordpiece, normalizer={"type": "BertNormalizer"},
+                                     pre_tokenizer={"type": "BertPreTokenizer"},
+                                     post_processor={"type": "BertProcessing", "sep": ["[CLS]", 3], "cls": ["[CLS]", 3]},
+                                     decoder={"type": "WordPiece"}),
+    "sequences.json": tokenizer_json(
+        {"type": "WordLevel", "unk_token": "a", "vocab": {"a": 0, "b": 1}},
+        normalizer={"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Lowercase"},
+                                                         {"type": "StripAccents"}, {"type": "Strip"},
+                                                         {"type": "Replace", "pattern": {"Regex": "\\d+"},
+                                                          "content": "0"}]},
+        pre_tokenizer={"type": "Sequence", "pretokenizers": [
+            {"type": "Whitespace"}, {"type": "Digits", "individual_digits": True},
+            {"type": "Punctuation", "behavior": "Contiguous"},
+            {"type": "Split", "pattern": {"String": "b"}, "behavior": "MergedWithNext", "invert": True},
+            {"type": "Metaspace", "prepend_scheme": "never", "split": False}]},
+        decoder={"type": "Sequence", "decoders": [{"type": "Strip", "content": "a", "start": 2, "stop": 1},
+                                                  {"type": "BPEDecoder"}, {"type": "Fuse"}]},
+        post_processor={"type": "Sequence", "processors": [
+            {"type": "ByteLevel"}, {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A"}},
+                                    {"SpecialToken": {"id": "b"}}], "special_tokens": {"b": {"ids": [1]}}}]}),
+    "unigram.json": tokenizer_json({"type": "Unigram", "vocab": [["a", 0.0]]}),
+    "no-merges.json": tokenizer_json({"type": "BPE", "vocab": {"a": 0}}),
+}
+for name, data in tokenizers.items():
+    put("corpus", "tokenizer", name, b"\x00" + data)
+texts = ["Hello, world! It's 2026.", "caf\u00e9 \u65e5\u672c\u8a9e \U0001f600 \u200b\u00a0x", "<|eot|>[CLS]ab xy!",
+         "  \t\r ", "\u2581a\u2581", "e\u0301 \ufb01 \u2460", "ab" * 40]
+for i, t in enumerate(texts):
+    for which in range(3):
+        put("corpus", "tokenizer", "text-%d-%d" % (which, i), bytes([2 * which + 1]) + t.encode())
+put("corpus", "tokenizer", "text-invalid-utf8", b"\x01ab\xff\xfe c\xed\xa0\x80")

@@ -3,7 +3,7 @@
  * LLVMFuzzerTestOneInput, one TAP line each, with gcc and no libFuzzer.
  *
  * TARGET is FUZZ_TARGET, compiled in ("npy", "safetensors", "dlpack",
- * "cli").  The harness aborts on a broken promise; the line "# replaying
+ * "cli", "tokenizer").  The harness aborts on a broken promise; the line "# replaying
  * FILE" before each call names the input in the test's log.  An input that
  * once crashed, hung or tripped a sanitizer belongs in regressions/ for
  * good (t/fuzz/README).

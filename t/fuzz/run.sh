@@ -12,7 +12,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 out=$src/build-fuzz
 secs=${1:-60}
 jobs=$(nproc 2>/dev/null || echo 2)
-targets="npy safetensors dlpack cli"
+targets="npy safetensors dlpack cli tokenizer"
 
 "$src/t/fuzz/build.sh" "$out" || exit 1
 cd "$out" || exit 1

@@ -7,12 +7,14 @@
 #   src/io/     includes nothing of src/cpu or kernels/
 #   src/comm/   includes nothing of src/cpu, src/io or kernels/ (CUDA
 #               tensors' collectives go through the device table)
+#   src/text/   (tokenizers) includes nothing of src/cpu, src/comm, src/gen or
+#               kernels/: text, not tensors (it shares src/io's JSON set-up)
 #   CUDA's own headers are included only in kernels/ (the CUDA backend)
 #
 # Reads the sources; needs top_srcdir (make check).
 : "${top_srcdir:=.}"
 cd "$top_srcdir" || exit 1
-echo "1..5"
+echo "1..6"
 
 # N DESCRIPTION FILES... with the include pattern in $bad
 check() {
@@ -36,6 +38,8 @@ bad='^[[:space:]]*#[[:space:]]*include[[:space:]]*"((cpu|host|sim)/|[a-z_]*\.cuh
 check 3 "src/io includes no cpu/ or kernels/ header" src/io/*.[ch]
 bad='^[[:space:]]*#[[:space:]]*include[[:space:]]*<(cuda|cublas|cuda_runtime|cuda_runtime_api|cuda_fp16|cuda_bf16|library_types|driver_types)[a-z_0-9]*\.h>'
 check 4 "CUDA headers only in kernels/" src/core/*.[ch] src/cpu/*.[ch] src/io/*.[ch] src/comm/*.[ch] \
-    include/tendo/*.h templates/*/*.j2 templates/*/*/*.j2 tools/*.[ch]
+    src/text/*.[ch] include/tendo/*.h templates/*/*.j2 templates/*/*/*.j2 tools/*.[ch]
 bad='^[[:space:]]*#[[:space:]]*include[[:space:]]*"((cpu|io|host|sim)/|[a-z_]*\.cuh")'
 check 5 "src/comm includes no cpu/, io/ or kernels/ header" src/comm/*.[ch]
+bad='^[[:space:]]*#[[:space:]]*include[[:space:]]*"((cpu|comm|gen|host|sim)/|[a-z_]*\.cuh")'
+check 6 "src/text includes no cpu/, comm/, gen/ or kernels/ header" src/text/*.[ch]
