@@ -1,6 +1,7 @@
 /* examples/bert-body.h - a BERT encoder and mean pooling in one float
  * dtype, every step a tendo op.  Included by examples/embed.c once per
- * dtype with T (tensor_f32), SFX (f32) and AS (tendo_as_f32) defined. */
+ * dtype with T (tensor_f32), SFX (f32) and AS (tendo_as_f32) defined, after
+ * its batch type. */
 
 #define FN(name) PASTE(name, SFX)
 #define PASTE(a, b) PASTE_(a, b)
@@ -162,55 +163,66 @@ static T *FN(encode)(const FN(model) * m, const tensor_i64 *ids, const T *bias)
     return x;
 }
 
-/* Mean of the hidden states over the real tokens, L2-normalised: [B, H] f32. */
-static tensor_f32 *FN(embed)(const FN(model) * m, const tensor_i64 *ids, int64_t pad)
+/* Mean of the hidden states over the real tokens (real [B, L]: true for
+ * a real token, false for padding), L2-normalised: [B, H] f32.  A row with
+ * no real token attends to nothing, so its hidden states are NaN: the
+ * padding is cut out with masked_fill (not a multiply, which keeps NaN),
+ * and the count clamped at 1e-9 as sentence-transformers clamps it, which
+ * makes such a row the zero vector. */
+static tensor_f32 *FN(embed)(const FN(model) * m, const tensor_i64 *ids, const tensor_bool *real)
 {
     int64_t B = tensor_size(ids, 0), L = tensor_size(ids, 1);
-    tensor_bool *real = CHECK(tensor_ne_scalar(ids, (double)pad));
     tensor_bool *padded = CHECK(tensor_logical_not(real));
+    tensor_bool *padded3 = CHECK(tensor_reshape(padded, TENDO_SHAPE(B, L, 1)));
     T *keep = CHECK(CONVERT_BOOL(real)); /* 1 for a real token, 0 for padding */
     T *zeros = CHECK(tensor_mul_scalar(keep, 0.0));
     T *bias2 = CHECK(tensor_masked_fill(zeros, padded, -INFINITY));
     T *bias = CHECK(tensor_reshape(bias2, TENDO_SHAPE(B, 1, 1, L)));
     T *h = FN(encode)(m, ids, bias);
-    T *keep3 = CHECK(tensor_reshape(keep, TENDO_SHAPE(B, L, 1)));
-    T *masked = CHECK(tensor_mul(h, keep3));
+    T *masked = CHECK(tensor_masked_fill(h, padded3, 0.0));
     T *total = CHECK(tensor_sum(masked, 1, false));
-    T *count = CHECK(tensor_sum(keep3, 1, false)); /* [B, 1] */
-    T *mean = CHECK(tensor_div(total, count));
+    T *count = CHECK(tensor_sum(keep, 1, true)); /* [B, 1] */
+    T *countc = CHECK(tensor_clamp(count, 1e-9, INFINITY));
+    T *mean = CHECK(tensor_div(total, countc));
     T *sq = CHECK(tensor_mul(mean, mean));
     T *ss = CHECK(tensor_sum(sq, 1, true));
     T *norm = CHECK(tensor_sqrt(ss));
     T *normc = CHECK(tensor_clamp(norm, 1e-12, INFINITY));
     T *unit = CHECK(tensor_div(mean, normc));
     tensor_f32 *out = CHECK(TO_F32(unit));
-    T *ts[] = {keep, zeros, bias2, bias, h, keep3, masked, total, count, mean, sq, ss, norm, normc, unit};
+    T *ts[] = {keep, zeros, bias2, bias, h, masked, total, count, countc, mean, sq, ss, norm, normc, unit};
 
     for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++)
         tensor_free(ts[j]);
-    tensor_free(real);
     tensor_free(padded);
+    tensor_free(padded3);
     return out;
 }
 
-/* Loads the model from c, embeds ids repeat times (the best time in
- * *best), frees the model: the embeddings of the last pass. */
-static tensor_f32 *FN(run)(const tendo_collection *c, int layers, int heads, double eps, const tensor_i64 *ids,
-                           int64_t pad, int repeat, double *best)
+/* Loads the model from c, embeds the nb batches repeat times (the best
+ * time of a pass over them all in *best), frees the model.  The
+ * embeddings of the last pass, f32 [rows, hidden], the batches' rows in
+ * order, go to out. */
+static void FN(run)(const tendo_collection *c, int layers, int heads, double eps, const batch *b, int64_t nb,
+                    int repeat, double *best, float *out)
 {
     FN(model) m;
-    tensor_f32 *out = NULL;
 
     FN(load)(&m, c, layers, heads, eps);
     for (int r = 0; r < repeat; r++) {
         double t = now();
-        tensor_free(out);
-        out = FN(embed)(&m, ids, pad);
+        float *row = out;
+        for (int64_t i = 0; i < nb; i++) {
+            tensor_f32 *e = FN(embed)(&m, b[i].ids, b[i].real);
+            if (tensor_copy_to(e, row, tensor_numel(e)) != TENDO_OK)
+                die("the embeddings");
+            row += tensor_numel(e);
+            tensor_free(e);
+        }
         t = now() - t;
         *best = t < *best ? t : *best;
     }
     FN(unload)(&m);
-    return out;
 }
 
 #undef FN

@@ -1,5 +1,6 @@
 /* src/core/transformer.c - rope, attention and attention's gradients:
  * argument checks and shapes, then the device's kernels (core/device.h). */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -7,6 +8,18 @@
 #include "core/events.h"
 #include "core/traits.h"
 #include "core/transformer.h"
+
+/* Whether v is finite once converted to dt's compute type (float for
+ * every float dtype narrower than f64). */
+static bool finite_in(tendo_dtype dt, double v)
+{
+    return isfinite(v) && (tendo__traits_of(dt)->compute != TENDO__COMPUTE_FLOAT || fabs(v) <= FLT_MAX);
+}
+
+static const char *compute_name(tendo_dtype dt)
+{
+    return tendo__traits_of(dt)->compute == TENDO__COMPUTE_FLOAT ? "float" : "double";
+}
 
 /* Checks the named tensors (NULL entries of an optional one are skipped)
  * and that they share one device; false with the error set. */
@@ -60,8 +73,9 @@ tendo__tensor *tendo__rope(const char *op, const tendo__tensor *x, const tendo__
                     (long long)rot_dims, (long long)hd);
         return NULL;
     }
-    if (!(base > 0) || isinf(base)) {
-        tendo__fail(TENDO_ERR_INVALID_ARG, op, "base %g must be positive and finite", base);
+    if (!(base > 0) || !finite_in(x->dtype, base)) {
+        tendo__fail(TENDO_ERR_INVALID_ARG, op, "base %g must be positive and finite in %s, x's compute type", base,
+                    compute_name(x->dtype));
         return NULL;
     }
     ops = tendo__device_ops_of(x->storage->device.type);
@@ -146,8 +160,9 @@ static bool attn_setup(const char *op, const tendo__tensor *q, const tendo__tens
                     (long long)a->hq, (long long)a->hkv);
         return false;
     }
-    if (isnan(scale) || isinf(scale)) {
-        tendo__fail(TENDO_ERR_INVALID_ARG, op, "scale %g is not finite", scale);
+    if (!finite_in(q->dtype, scale)) {
+        tendo__fail(TENDO_ERR_INVALID_ARG, op, "scale %g is not finite in %s, q's compute type", scale,
+                    compute_name(q->dtype));
         return false;
     }
     a->scale = scale != 0 ? scale : 1.0 / sqrt((double)(a->d > 0 ? a->d : 1));

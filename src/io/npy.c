@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -142,14 +143,25 @@ static void swap_bytes(char *p, int64_t n, size_t size)
 }
 
 /* The whole file in a malloc'd buffer, or NULL with TENDO_ERR_IO (or
- * TENDO_ERR_OOM) set. */
+ * TENDO_ERR_OOM) set.  Only a regular file is read: a directory, a FIFO
+ * or a device is refused before anything is allocated. */
 static char *read_all(const char *op, const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     char *buf = NULL;
     long n = -1;
+    struct stat st;
 
-    if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+    if (!f) {
+        tendo__fail(TENDO_ERR_IO, op, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        tendo__fail(TENDO_ERR_IO, op, "%s: not a regular file", path);
+        fclose(f);
+        return NULL;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
         !(buf = tendo__malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
         if (n >= 0 && !buf)
             tendo__fail(TENDO_ERR_OOM, op, "%s: out of memory for the file's %ld bytes", path, n);

@@ -12,18 +12,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/outfile.h"
 #include "tendo/io.h"
 
-/* The file a save to path replaces, in new memory: path itself, or the
- * file that the symbolic link at path names.  NULL with the error set. */
+/* The file a save to the regular file (or dangling name) path replaces, in
+ * new memory: path itself, or the file that the symbolic link at path
+ * names.  NULL with the error set. */
 static char *target_of(const char *op, const char *path)
 {
     char buf[PATH_MAX];
@@ -43,8 +45,14 @@ static char *target_of(const char *op, const char *path)
     return t;
 }
 
-/* Removes TARGET.tmp-PID-N files beside target whose process PID is gone:
- * what a save killed midway left (ours and live processes' are kept). */
+/* A temporary file is stale, and removed, when no writer holds its lock and
+ * it has not changed for this long: the lock alone decides (a writer's pid
+ * may live in another PID namespace), the age covers the instant between a
+ * writer creating the file and locking it. */
+#define STALE_SECONDS 2
+
+/* Removes the stale TARGET.tmp-PID-N files beside target (a save that was
+ * killed midway left them). */
 static void remove_stale(const char *target)
 {
     const char *slash = strrchr(target, '/');
@@ -67,37 +75,85 @@ static void remove_stale(const char *target)
         return;
     while ((e = readdir(d))) {
         const char *p = e->d_name;
+        struct stat st, now;
         char *end;
-        long pid;
+        int fd;
 
         if (strncmp(p, base, blen) != 0 || strncmp(p + blen, ".tmp-", 5) != 0)
             continue;
-        pid = strtol(p + blen + 5, &end, 10);
-        if (end == p + blen + 5 || *end != '-' || pid <= 0 || pid == (long)getpid())
+        (void)strtol(p + blen + 5, &end, 10);
+        if (end == p + blen + 5 || *end != '-')
             continue;
         for (end++; *end >= '0' && *end <= '9'; end++)
             ;
-        if (*end || end[-1] == '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+        if (*end || end[-1] == '-' || (size_t)snprintf(stale, sizeof stale, "%s/%s", dir, p) >= sizeof stale)
             continue;
-        if ((size_t)snprintf(stale, sizeof stale, "%s/%s", dir, p) < sizeof stale)
-            (void)unlink(stale);
+        if ((fd = open(stale, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+            continue;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            time(NULL) - st.st_mtime >= STALE_SECONDS && lstat(stale, &now) == 0 && now.st_ino == st.st_ino &&
+            now.st_dev == st.st_dev)
+            (void)unlink(stale); /* still the file whose lock is held here */
+        close(fd);
     }
     closedir(d);
+}
+
+/* Opens the existing FIFO, device or socket at path to be written in place
+ * (it is never replaced): a FIFO without a reader is refused at once rather
+ * than waited for. */
+static bool open_in_place(tendo__outfile *f)
+{
+    int flags;
+
+    f->fd = open(f->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (f->fd < 0) {
+        tendo__fail(TENDO_ERR_IO, f->op, "%s: %s", f->path,
+                    errno == ENXIO ? "a FIFO or socket with no reader" : strerror(errno));
+        return false;
+    }
+    if ((flags = fcntl(f->fd, F_GETFL)) >= 0)
+        (void)fcntl(f->fd, F_SETFL, flags & ~O_NONBLOCK); /* writes wait for the reader */
+    f->in_place = true;
+    return true;
+}
+
+/* Refuses a path that no file can be saved at, before anything is written:
+ * an empty path, a directory, a name below something that is no
+ * directory.  *exists tells whether path names an existing file (links
+ * followed), *st its status. */
+static bool check_path(const tendo__outfile *f, bool *exists, struct stat *st)
+{
+    size_t n = strlen(f->path);
+
+    *exists = stat(f->path, st) == 0;
+    if (n == 0)
+        return tendo__fail(TENDO_ERR_INVALID_ARG, f->op, "empty path"), false;
+    if ((*exists && S_ISDIR(st->st_mode)) || f->path[n - 1] == '/')
+        return tendo__fail(TENDO_ERR_IO, f->op, "%s: is a directory", f->path), false;
+    if (!*exists && errno != ENOENT)
+        return tendo__fail(TENDO_ERR_IO, f->op, "%s: %s", f->path, strerror(errno)), false;
+    return true;
 }
 
 bool tendo__outfile_open(tendo__outfile *f, const char *op, const char *path)
 {
     static atomic_uint serial;
     struct stat st;
+    bool exists;
     size_t len;
 
     f->op = op;
     f->path = path;
     f->fd = -1;
-    f->failed = false;
+    f->failed = f->in_place = false;
     f->written = f->flushed = 0;
     f->durable = tendo_get_durable_saves();
-    f->tmp = NULL;
+    f->tmp = f->target = NULL;
+    if (!check_path(f, &exists, &st))
+        return false;
+    if (exists && !S_ISREG(st.st_mode))
+        return open_in_place(f);
     if (!(f->target = target_of(op, path)))
         return false;
     len = strlen(f->target) + 48;
@@ -120,8 +176,10 @@ bool tendo__outfile_open(tendo__outfile *f, const char *op, const char *path)
         tendo__fail(TENDO_ERR_IO, op, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
         goto fail;
     }
+    /* held until the rename: what tells remove_stale this writer is alive */
+    (void)flock(f->fd, LOCK_EX | LOCK_NB);
     /* a replaced file keeps its permissions (a 0600 file stays 0600) */
-    if (stat(f->target, &st) == 0 && S_ISREG(st.st_mode))
+    if (exists)
         (void)fchmod(f->fd, st.st_mode & 07777);
     return true;
 fail:
@@ -181,18 +239,12 @@ bool tendo__outfile_write(tendo__outfile *f, const void *p, size_t n)
 
 tendo_status tendo__outfile_commit(tendo__outfile *f)
 {
-    if (!f->failed && f->durable && fsync(f->fd) != 0) {
+    if (!f->failed && f->durable && !f->in_place && fsync(f->fd) != 0) {
         tendo__fail(TENDO_ERR_IO, f->op, "%s: cannot flush to disk: %s", f->path, strerror(errno));
         f->failed = true;
     }
-    if (!f->failed && close(f->fd) != 0) {
-        f->fd = -1;
-        tendo__fail(TENDO_ERR_IO, f->op, "%s: close failed: %s", f->path, strerror(errno));
-        f->failed = true;
-    } else if (!f->failed) {
-        f->fd = -1;
-    }
-    if (!f->failed && rename(f->tmp, f->target) != 0) {
+    /* renamed while the file is open, so that its lock is held throughout */
+    if (!f->failed && !f->in_place && rename(f->tmp, f->target) != 0) {
         tendo__fail(TENDO_ERR_IO, f->op, "%s: cannot rename the temporary file into place: %s", f->path,
                     strerror(errno));
         f->failed = true;
@@ -203,6 +255,12 @@ tendo_status tendo__outfile_commit(tendo__outfile *f)
         tendo__outfile_abort(f);
         return st;
     }
+    if (close(f->fd) != 0) {
+        f->fd = -1;
+        tendo__outfile_abort(f); /* nothing left to remove: only frees */
+        return tendo__fail(TENDO_ERR_IO, f->op, "%s: close failed: %s", f->path, strerror(errno));
+    }
+    f->fd = -1;
     free(f->tmp);
     free(f->target);
     f->tmp = f->target = NULL;
@@ -211,11 +269,11 @@ tendo_status tendo__outfile_commit(tendo__outfile *f)
 
 void tendo__outfile_abort(tendo__outfile *f)
 {
+    if (f->tmp && !f->in_place && f->fd >= 0)
+        unlink(f->tmp); /* before the close, with the lock still held */
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
-    if (f->tmp)
-        unlink(f->tmp);
     free(f->tmp);
     free(f->target);
     f->tmp = f->target = NULL;

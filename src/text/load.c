@@ -444,8 +444,8 @@ static bool merges_of(const ctx *c, const json_t *model, tx_model *m)
     if (!tx_merges_init(c->op, &m->merges, n))
         return false;
     for (size_t i = 0; ok && i < n; i++) {
-        const char *a, *b;
-        size_t an, bn;
+        const char *a = NULL, *b = NULL;
+        size_t an = 0, bn = 0;
         int64_t ia, ib, im;
         if (!(ok = merge_parts(c, json_array_get(merges, i), i, &a, &an, &b, &bn)))
             break;
@@ -572,7 +572,7 @@ static bool normalize_added(const ctx *c, tendo_tokenizer *tok)
 static bool template_ids(const ctx *c, const json_t *specials, const char *name, int64_t **ids, size_t *n)
 {
     json_t *sp = json_object_get(specials, name), *arr = json_object_get(sp, "ids");
-    char where[96];
+    char where[128];
 
     if (!json_is_array(arr))
         return bad(c, TENDO_ERR_FORMAT, "post_processor.special_tokens has no ids for \"%.40s\"", name);

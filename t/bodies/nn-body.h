@@ -767,6 +767,15 @@ static void DTFN(test_norm_edges)(void)
     good = tensor_layer_norm(a, w4, w4, -1e-5) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "eps");
     good = tensor_rms_norm(a, NULL, -1) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "eps") && good;
     ok(good, "%s layer_norm and rms_norm refuse a negative eps: TENDO_ERR_INVALID_ARG", DT_NAME);
+    if (DT_MANTISSA_BITS <= 24) { /* eps is added in float: 1e308 would be inf there, and the result 0 */
+        good = tensor_rms_norm(a, NULL, 1e308) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "eps");
+        good = tensor_layer_norm(a, NULL, NULL, 1e39) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "eps") && good;
+        ok(good, "%s rms_norm and layer_norm refuse an eps that is infinite in float: TENDO_ERR_INVALID_ARG", DT_NAME);
+    } else {
+        r = tensor_rms_norm(a, NULL, 1e308);
+        ok(r != NULL, "%s rms_norm takes eps 1e308, finite in double", DT_NAME);
+        tensor_free(r);
+    }
     good = TFN(layer_norm)(NULL, NULL, NULL, 1e-5) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "layer_norm");
     good = TFN(rms_norm)(NULL, NULL, 1e-5) == NULL && t_failed_with(TENDO_ERR_INVALID_ARG, "rms_norm") && good;
     ok(good, "%s layer_norm and rms_norm of NULL: TENDO_ERR_INVALID_ARG", DT_NAME);

@@ -7,8 +7,13 @@
  *   t-npy check DIR      t/interop/t-npy-numpy.sh's half: load the .npy files in DIR written by
  *                        numpy and write DIR/out_*.npy for numpy to read
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dt.h"
@@ -310,6 +315,103 @@ static int resave(const char *in, const char *out)
     return st == TENDO_OK ? 0 : 1;
 }
 
+/* Whether dir holds a file whose name contains part. */
+static bool dir_has(const char *d, const char *part)
+{
+    DIR *dd = opendir(d);
+    struct dirent *de;
+    bool found = false;
+
+    while (dd && (de = readdir(dd)))
+        found |= strstr(de->d_name, part) != NULL;
+    if (dd)
+        closedir(dd);
+    return found;
+}
+
+/* Where a save may go: a FIFO or device is written in place, never
+ * replaced; an empty path, a directory or a name ending in '/' is refused
+ * before anything is written; a directory is not a file to load. */
+static void test_save_targets(void)
+{
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    tensor_f32 *a = tensor_f32_from_data(v, TENDO_SHAPE(2, 3), tendo_cpu());
+    tendo_tensor *e = tensor_erase(a);
+    char fifo[300], sub[300], below[300], cwd[4096];
+    struct stat st, reg;
+    long got = -1;
+    int status;
+    pid_t pid;
+
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(sub, sizeof sub, "%s/sub/", dir);
+    if (!e || tendo_npy_save(path_of("regular.npy"), e) != TENDO_OK || stat(path_of("regular.npy"), &reg) != 0 ||
+        mkfifo(fifo, 0600) != 0)
+        bail("setting up the save targets");
+
+    { /* this process reads: the file (152 bytes) fits the FIFO's buffer */
+        char buf[4096];
+        int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+        ok(rd >= 0 && tendo_npy_save(fifo, e) == TENDO_OK, "a save to a FIFO with a reader succeeds (%s)",
+           tendo_error_message(tendo_last_error()));
+        got = rd >= 0 ? (long)read(rd, buf, sizeof buf) : -1;
+        if (rd >= 0)
+            close(rd);
+        ok(got == (long)reg.st_size, "the reader got the whole file (%ld bytes of %ld)", got, (long)reg.st_size);
+    }
+    ok(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode) && !dir_has(dir, "fifo.tmp-"),
+       "the FIFO is still a FIFO, and no temporary file was made");
+    ok(tendo_npy_save(fifo, e) == TENDO_ERR_IO && strstr(tendo_error_message(tendo_last_error()), "no reader") &&
+           lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode),
+       "a FIFO without a reader: TENDO_ERR_IO at once, the FIFO kept (%s)", tendo_error_message(tendo_last_error()));
+    if (access("/dev/null", W_OK) == 0)
+        ok(tendo_npy_save("/dev/null", e) == TENDO_OK && stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode),
+           "a save to /dev/null writes to the device, which stays a device");
+    { /* /dev/stdout on a pipe, in a child whose stdout is one */
+        int p[2];
+        char buf[4096];
+        ssize_t n, total = 0;
+        if (pipe(p) != 0 || (pid = fork()) < 0)
+            bail("fork failed");
+        if (pid == 0) {
+            close(p[0]);
+            if (dup2(p[1], 1) < 0)
+                _exit(3);
+            _exit(tendo_npy_save("/dev/stdout", e) == TENDO_OK ? 0 : 2);
+        }
+        close(p[1]);
+        while ((n = read(p[0], buf, sizeof buf)) > 0)
+            total += n;
+        close(p[0]);
+        waitpid(pid, &status, 0);
+        ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && total == (ssize_t)reg.st_size,
+           "a save to /dev/stdout on a pipe writes the file down the pipe (%ld bytes)", (long)total);
+    }
+    if (!getcwd(cwd, sizeof cwd) || chdir(dir) != 0)
+        bail("chdir failed");
+    ok(tendo_npy_save("", e) == TENDO_ERR_INVALID_ARG && strstr(tendo_error_message(tendo_last_error()), "empty path") &&
+           !dir_has(".", ".tmp-"),
+       "an empty path: TENDO_ERR_INVALID_ARG \"empty path\", nothing written (%s)",
+       tendo_error_message(tendo_last_error()));
+    if (chdir(cwd) != 0)
+        bail("chdir back failed");
+    ok(tendo_npy_save(dir, e) == TENDO_ERR_IO && strstr(tendo_error_message(tendo_last_error()), "is a directory"),
+       "a directory: TENDO_ERR_IO \"is a directory\" (%s)", tendo_error_message(tendo_last_error()));
+    ok(tendo_npy_save(sub, e) == TENDO_ERR_IO && strstr(tendo_error_message(tendo_last_error()), "is a directory") &&
+           !dir_has(dir, ".tmp-") && access(sub, F_OK) != 0,
+       "a name ending in '/': refused before anything is written (%s)", tendo_error_message(tendo_last_error()));
+    snprintf(below, sizeof below, "%s/x.npy", path_of("regular.npy"));
+    ok(tendo_npy_save(below, e) == TENDO_ERR_IO && strstr(tendo_error_message(tendo_last_error()), "Not a directory"),
+       "a name below a regular file: TENDO_ERR_IO (%s)", tendo_error_message(tendo_last_error()));
+    ok(!tendo_npy_load(dir) && tendo_error_status(tendo_last_error()) == TENDO_ERR_IO &&
+           strstr(tendo_error_message(tendo_last_error()), "not a regular file"),
+       "loading a directory: TENDO_ERR_IO \"not a regular file\" (%s)", tendo_error_message(tendo_last_error()));
+    ok(!tendo_npy_load("/dev/null") && tendo_error_status(tendo_last_error()) == TENDO_ERR_IO,
+       "loading a device: TENDO_ERR_IO (%s)", tendo_error_message(tendo_last_error()));
+    unlink(fifo);
+    tendo_tensor_free(e);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "resave"))
@@ -322,6 +424,7 @@ int main(int argc, char **argv)
     test_crafted();
     test_malformed();
     test_kinds();
+    test_save_targets();
     {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

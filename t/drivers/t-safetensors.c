@@ -10,10 +10,15 @@
  *                              write DIR/tendo.safetensors and DIR/resaved.safetensors
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -538,11 +543,22 @@ static void test_save_errors(void)
     tendo_collection_add(c, "a", e);
     ok(tendo_safetensors_save(path_of("keep.safetensors"), c) == TENDO_OK, "save a file");
     before = read_all(path_of("keep.safetensors"), &n0);
-    /* the target is a directory: the rename fails after the data is written */
+    /* the target is a directory: refused before anything is written */
     mkdir(path_of("target.safetensors"), 0755);
-    ok(tendo_safetensors_save(path_of("target.safetensors"), c) == TENDO_ERR_IO && strstr(msg(), "rename") &&
+    ok(tendo_safetensors_save(path_of("target.safetensors"), c) == TENDO_ERR_IO && strstr(msg(), "is a directory") &&
            files_starting("target.safetensors.tmp") == 0,
-       "a failed rename reports TENDO_ERR_IO and removes the temporary file: %s", msg());
+       "a directory as the target: TENDO_ERR_IO, no temporary file: %s", msg());
+    { /* a write that fails midway (a file size limit): the temporary file is removed, the old file kept */
+        struct rlimit old, small = {64, 64};
+        void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+        if (getrlimit(RLIMIT_FSIZE, &old) != 0 || (small.rlim_max = old.rlim_max, setrlimit(RLIMIT_FSIZE, &small)) != 0)
+            bail("cannot limit the file size");
+        ok(tendo_safetensors_save(path_of("keep.safetensors"), c) == TENDO_ERR_IO && strstr(msg(), "write") &&
+               files_starting("keep.safetensors.tmp") == 0,
+           "a failed write reports TENDO_ERR_IO and removes the temporary file: %s", msg());
+        setrlimit(RLIMIT_FSIZE, &old);
+        signal(SIGXFSZ, was);
+    }
     ok(tendo_safetensors_save(path_of("nodir/x.safetensors"), c) == TENDO_ERR_IO && strstr(msg(), "nodir"),
        "a missing directory: %s", msg());
     after = read_all(path_of("keep.safetensors"), &n1);
@@ -587,9 +603,10 @@ static void test_files(void)
 {
     tendo_collection *c = one_tensor(4096, 11), *c2 = one_tensor(4096, 12), *back, *copy;
     const char *real = path_of("real.safetensors"), *link = path_of("link.safetensors");
-    char stale[300], live[300];
+    char stale[300], live[300], fresh[300];
     struct stat st;
-    pid_t child;
+    pid_t child, holder;
+    int ready[2];
 
     /* load_copy: the same tensors, and the file can go away under them */
     ok(tendo_safetensors_save(real, c) == TENDO_OK, "save a file to load twice");
@@ -622,26 +639,57 @@ static void test_files(void)
            access(real, F_OK) != 0,
        "a save through a dangling link: TENDO_ERR_IO, nothing written (%s)", msg());
 
-    /* leftovers of a killed save: a dead process's are removed, a live one's kept */
+    /* leftovers of a killed save: an unlocked, old one is removed; one whose
+     * writer holds its lock is kept even when its pid names no process here
+     * (a writer in another PID namespace), and so is one just created */
     child = fork();
     if (child == 0)
         _exit(0);
     if (child < 0 || waitpid(child, NULL, 0) != child)
         bail("fork failed");
     snprintf(stale, sizeof stale, "%s.tmp-%ld-7", path_of("x.safetensors"), (long)child);
-    snprintf(live, sizeof live, "%s.tmp-%ld-7", path_of("x.safetensors"), (long)getppid());
+    snprintf(live, sizeof live, "%s.tmp-%ld-8", path_of("x.safetensors"), (long)child);
+    snprintf(fresh, sizeof fresh, "%s.tmp-%ld-9", path_of("x.safetensors"), (long)child);
     write_bytes("x.safetensors.tmp-1-x", "junk", 4); /* not of the pattern: kept */
     {
-        FILE *f1 = fopen(stale, "w"), *f2 = fopen(live, "w");
-        if (!f1 || !f2)
+        FILE *f1 = fopen(stale, "w"), *f2 = fopen(live, "w"), *f3 = fopen(fresh, "w");
+        struct timeval old[2];
+        if (!f1 || !f2 || !f3)
             bail("cannot write leftovers");
         fclose(f1);
         fclose(f2);
+        fclose(f3);
+        gettimeofday(&old[0], NULL);
+        old[0].tv_sec -= 60;
+        old[1] = old[0];
+        if (utimes(stale, old) != 0 || utimes(live, old) != 0)
+            bail("cannot age the leftovers");
+    }
+    if (pipe(ready) != 0 || (holder = fork()) < 0)
+        bail("fork failed");
+    if (holder == 0) { /* holds live's lock until the parent is done */
+        char ch;
+        int fd = open(live, O_RDONLY);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(ready[1], "x", 1) != 1)
+            _exit(1);
+        (void)!read(ready[0], &ch, 1);
+        _exit(0);
+    }
+    {
+        char ch;
+        if (read(ready[0], &ch, 1) != 1)
+            bail("the lock holder did not start");
     }
     ok(tendo_safetensors_save(path_of("x.safetensors"), c) == TENDO_OK, "save beside leftovers of earlier saves");
-    ok(access(stale, F_OK) != 0, "the leftover of a process that is gone was removed");
-    ok(access(live, F_OK) == 0 && access(path_of("x.safetensors.tmp-1-x"), F_OK) == 0,
-       "a live process's, and a name not of the pattern, were kept");
+    ok(access(stale, F_OK) != 0, "an old leftover whose lock is free was removed");
+    ok(access(live, F_OK) == 0, "one whose lock another process holds was kept, whatever its pid says");
+    ok(access(fresh, F_OK) == 0 && access(path_of("x.safetensors.tmp-1-x"), F_OK) == 0,
+       "one just created, and a name not of the pattern, were kept");
+    if (write(ready[1], "x", 1) != 1 || waitpid(holder, NULL, 0) != holder)
+        bail("the lock holder did not finish");
+    close(ready[0]);
+    close(ready[1]);
+    unlink(fresh);
     unlink(live);
     tendo_collection_free(c);
     tendo_collection_free(c2);
