@@ -170,7 +170,7 @@ int main(int argc, char **argv)
         for (int b = 0; b + BATCH <= ntrain; b += BATCH, step++) {
             tensor_f32 *x, *lg, *loss;
             tensor_i64 *y;
-            float l;
+            float l = 0;
 
             batch(order, b, BATCH, &x, &y);
             lg = logits(&m, x);

@@ -58,14 +58,14 @@ static void fit_line(void)
     srand(1);
     for (int i = 0; i < N; i++) {
         xs[i] = -1.0f + 2.0f * (float)i / (N - 1);
-        ys[i] = 3.0f * xs[i] - 2.0f + 0.05f * ((float)rand() / RAND_MAX - 0.5f);
+        ys[i] = 3.0f * xs[i] - 2.0f + 0.05f * ((float)rand() / (float)RAND_MAX - 0.5f);
     }
     x = CHECK(tensor_f32_from_data(xs, TENDO_SHAPE(N), tendo_cpu()));
     y = CHECK(tensor_f32_from_data(ys, TENDO_SHAPE(N), tendo_cpu()));
     w = CHECK(tensor_f32_zeros(TENDO_SHAPE(1), tendo_cpu()));
     b = CHECK(tensor_f32_zeros(TENDO_SHAPE(1), tendo_cpu()));
-    tensor_set_requires_grad(w, true);
-    tensor_set_requires_grad(b, true);
+    if (tensor_set_requires_grad(w, true) != TENDO_OK || tensor_set_requires_grad(b, true) != TENDO_OK)
+        die("set_requires_grad");
     for (int it = 0; it <= 200; it++) {
         tensor_f32 *wx = CHECK(tensor_mul(x, w)); /* w broadcasts over the points */
         tensor_f32 *pred = CHECK(tensor_add(wx, b));
@@ -99,8 +99,8 @@ static layer layer_new(int64_t in, int64_t out, uint64_t seed, tendo_optimizer *
 
     l.w = CHECK(tensor_mul_scalar(r, 1.0 / sqrt((double)in))); /* LeCun's scale, for tanh */
     l.b = CHECK(tensor_f32_zeros(TENDO_SHAPE(out), tendo_cpu()));
-    tensor_set_requires_grad(l.w, true);
-    tensor_set_requires_grad(l.b, true);
+    if (tensor_set_requires_grad(l.w, true) != TENDO_OK || tensor_set_requires_grad(l.b, true) != TENDO_OK)
+        die("set_requires_grad");
     if (tendo_optimizer_add(opt, tensor_erase(l.w)) != TENDO_OK || tendo_optimizer_add(opt, tensor_erase(l.b)) != TENDO_OK)
         die("optimizer_add");
     tensor_free(r);

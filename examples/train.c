@@ -424,45 +424,59 @@ static void make_batch(const text *t, const options *o, int64_t step, int64_t va
 
 /* ---- checkpoints ----------------------------------------------------------------------- */
 
-/* Writes JSON root to path atomically (a temporary file renamed into place). */
-static bool write_json(const char *path, json_t *root)
+/* errno's text, "out of memory" for ENOMEM (the library's words for it). */
+static const char *error_text(int e)
 {
-    char tmp[4200];
-    FILE *f;
+    return e == ENOMEM ? "out of memory" : strerror(e);
+}
+
+/* Writes JSON root and a newline to path; false with errno set when it
+ * cannot (ENOMEM when jansson ran out of memory). */
+static bool write_json(const char *path, const json_t *root)
+{
+    FILE *f = fopen(path, "w");
     bool good;
 
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    if (!(f = fopen(tmp, "w")))
+    if (!f)
         return false;
+    errno = 0;
     good = json_dumpf(root, f, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15)) == 0 && fputc('\n', f) != EOF;
-    good = (fclose(f) == 0) && good;
-    if (good && rename(tmp, path) == 0)
-        return true;
-    remove(tmp);
-    return false;
+    if (!good && !errno) /* not a write (which sets errno): an allocation */
+        errno = ENOMEM;
+    return (fclose(f) == 0) && good;
 }
 
 /* The Hugging Face config of the trained model: the input config with the
- * fields transformers needs to load it filled in. */
+ * fields transformers needs to load it filled in; NULL when memory runs out. */
 static json_t *hf_config(json_t *in, const llama_config *c, const char *dtype)
 {
     json_t *root = json_deep_copy(in);
+    const struct {
+        const char *key;
+        json_t *value;
+    } fields[] = {{"architectures", json_pack("[s]", "LlamaForCausalLM")},
+                  {"model_type", json_string("llama")},
+                  {"hidden_size", json_integer(c->hidden)},
+                  {"intermediate_size", json_integer(c->intermediate)},
+                  {"num_attention_heads", json_integer(c->heads)},
+                  {"num_key_value_heads", json_integer(c->kv_heads)},
+                  {"head_dim", json_integer(c->head_dim)},
+                  {"num_hidden_layers", json_integer(c->layers)},
+                  {"vocab_size", json_integer(c->vocab)},
+                  {"max_position_embeddings", json_integer(c->max_pos)},
+                  {"rms_norm_eps", json_real(c->eps)},
+                  {"rope_theta", json_real(c->theta)},
+                  {"tie_word_embeddings", json_boolean(c->tied)},
+                  {"hidden_act", json_string("silu")},
+                  {"torch_dtype", json_string(strcmp(dtype, "bf16") ? "float32" : "bfloat16")}};
+    bool good = root != NULL;
 
-    json_object_set_new(root, "architectures", json_pack("[s]", "LlamaForCausalLM"));
-    json_object_set_new(root, "model_type", json_string("llama"));
-    json_object_set_new(root, "hidden_size", json_integer(c->hidden));
-    json_object_set_new(root, "intermediate_size", json_integer(c->intermediate));
-    json_object_set_new(root, "num_attention_heads", json_integer(c->heads));
-    json_object_set_new(root, "num_key_value_heads", json_integer(c->kv_heads));
-    json_object_set_new(root, "head_dim", json_integer(c->head_dim));
-    json_object_set_new(root, "num_hidden_layers", json_integer(c->layers));
-    json_object_set_new(root, "vocab_size", json_integer(c->vocab));
-    json_object_set_new(root, "max_position_embeddings", json_integer(c->max_pos));
-    json_object_set_new(root, "rms_norm_eps", json_real(c->eps));
-    json_object_set_new(root, "rope_theta", json_real(c->theta));
-    json_object_set_new(root, "tie_word_embeddings", json_boolean(c->tied));
-    json_object_set_new(root, "hidden_act", json_string("silu"));
-    json_object_set_new(root, "torch_dtype", json_string(strcmp(dtype, "bf16") ? "float32" : "bfloat16"));
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) /* each value taken, set or not */
+        good = json_object_set_new(root, fields[i].key, fields[i].value) == 0 && good;
+    if (!good) {
+        json_decref(root);
+        return NULL;
+    }
     return root;
 }
 
@@ -483,38 +497,50 @@ static json_t *run_options(const options *o)
                      "val_fraction", o->val_fraction, "dtype", o->dtype, "optimizer", o->optimizer);
 }
 
+/* The files of a checkpoint, the step marker last. */
+static const char *const ckpt_files[] = {"model.safetensors", "optimizer.safetensors", "config.json",
+                                         "trainer_state.json"};
+#define NCKPT (sizeof ckpt_files / sizeof ckpt_files[0])
+
 /* Saves the checkpoint of step `step` to o->out: false (a message printed,
- * the previous checkpoint's files intact) when a write fails. */
+ * the previous checkpoint's files intact) when a write fails.  Each file is
+ * written beside its name (NAME.tmpPID) and they are renamed into place
+ * once all are written, the step marker last. */
 static bool save_checkpoint(const options *o, json_t *cfg_json, const llama_config *c, const param *ps, int np,
                             const tendo_optimizer *opt, int64_t step)
 {
-    char path[4096];
-    tendo_collection *col = CHECK(tendo_collection_new());
-    json_t *hf = hf_config(cfg_json, c, o->dtype), *state;
-    bool good = true;
+    char tmp[NCKPT][4200], path[4096];
+    tendo_collection *col = NULL;
+    json_t *hf = hf_config(cfg_json, c, o->dtype), *state = run_options(o);
+    bool good = hf && state && json_object_set_new(state, "step", json_integer((json_int_t)step)) == 0 &&
+                (col = tendo_collection_new());
 
+    if (!good)
+        fprintf(stderr, "%s: saving step %lld: out of memory\n", PROGRAM, (long long)step);
+    for (size_t i = 0; i < NCKPT; i++)
+        snprintf(tmp[i], sizeof tmp[i], "%s/%s.tmp%ld", o->out, ckpt_files[i], (long)getpid());
     for (int i = 0; i < np && good; i++)
         good = tendo_collection_add(col, ps[i].name, ps[i].t) == TENDO_OK;
     snprintf(path, sizeof path, "%lld", (long long)step); /* checked against trainer_state.json on resume */
     good = good && tendo_collection_set_metadata(col, "format", "pt") == TENDO_OK &&
-           tendo_collection_set_metadata(col, "tendo.step", path) == TENDO_OK;
-    path_in(path, sizeof path, o->out, "model.safetensors");
-    good = good && tendo_safetensors_save(path, col) == TENDO_OK;
-    path_in(path, sizeof path, o->out, "optimizer.safetensors");
-    good = good && tendo_optimizer_save(opt, path) == TENDO_OK;
-    if (!good)
+           tendo_collection_set_metadata(col, "tendo.step", path) == TENDO_OK &&
+           tendo_safetensors_save(tmp[0], col) == TENDO_OK && tendo_optimizer_save(opt, tmp[1]) == TENDO_OK;
+    if (!good && col)
         fprintf(stderr, "%s: saving step %lld: %s\n", PROGRAM, (long long)step, tendo_error_message(tendo_last_error()));
-    path_in(path, sizeof path, o->out, "config.json");
-    if (good && !write_json(path, hf)) {
-        fprintf(stderr, "%s: saving step %lld: %s: %s\n", PROGRAM, (long long)step, path, strerror(errno));
-        good = false;
-    }
-    state = run_options(o);
-    json_object_set_new(state, "step", json_integer((json_int_t)step));
-    path_in(path, sizeof path, o->out, "trainer_state.json");
-    if (good && !write_json(path, state)) { /* the marker last: the step the files above belong to */
-        fprintf(stderr, "%s: saving step %lld: %s: %s\n", PROGRAM, (long long)step, path, strerror(errno));
-        good = false;
+    for (size_t i = 2; i < NCKPT && good; i++)
+        if (!write_json(tmp[i], i == 2 ? hf : state)) {
+            path_in(path, sizeof path, o->out, ckpt_files[i]);
+            fprintf(stderr, "%s: saving step %lld: %s: %s\n", PROGRAM, (long long)step, path, error_text(errno));
+            good = false;
+        }
+    for (size_t i = 0; i < NCKPT; i++) { /* all written: into place, in order */
+        path_in(path, sizeof path, o->out, ckpt_files[i]);
+        if (good && rename(tmp[i], path) != 0) {
+            fprintf(stderr, "%s: saving step %lld: %s: %s\n", PROGRAM, (long long)step, path, strerror(errno));
+            good = false;
+        }
+        if (!good)
+            remove(tmp[i]);
     }
     json_decref(state);
     json_decref(hf);
@@ -540,6 +566,11 @@ static int64_t checkpoint_step(const options *o)
     {
         json_t *want = run_options(o), *v;
         const char *key;
+
+        if (!want) {
+            fprintf(stderr, "%s: --resume: out of memory\n", PROGRAM);
+            exit(1);
+        }
 
         json_object_foreach(want, key, v) {
             json_t *had = json_object_get(st, key);

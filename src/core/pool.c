@@ -574,23 +574,32 @@ void tendo__pool_destroy(tendo__pool *p)
 
 /* ---- the process-wide pools ------------------------------------------------ */
 
-static tendo__pool *cpu_pool;
-static pthread_once_t cpu_pool_once = PTHREAD_ONCE_INIT;
+/* The CPU's pool, made on first use; a making that failed (out of memory)
+ * is tried again on the next use, not left failing every allocation after. */
+static _Atomic(tendo__pool *) cpu_pool;
+static pthread_mutex_t cpu_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void cpu_pool_init(void)
+static tendo__pool *cpu_pool_get(void)
 {
-    const char *env = getenv("TENDO_POOL");
-    bool off = env && (!strcmp(env, "off") || !strcmp(env, "0"));
+    tendo__pool *p = atomic_load_explicit(&cpu_pool, memory_order_acquire);
 
-    cpu_pool = tendo__pool_create(tendo_cpu(), tendo__host_allocator(), off);
+    if (p)
+        return p;
+    pthread_mutex_lock(&cpu_pool_lock);
+    if (!(p = atomic_load_explicit(&cpu_pool, memory_order_relaxed))) {
+        const char *env = getenv("TENDO_POOL");
+        bool off = env && (!strcmp(env, "off") || !strcmp(env, "0"));
+        p = tendo__pool_create(tendo_cpu(), tendo__host_allocator(), off);
+        atomic_store_explicit(&cpu_pool, p, memory_order_release);
+    }
+    pthread_mutex_unlock(&cpu_pool_lock);
+    return p;
 }
 
 tendo__pool *tendo__pool_of(tendo_device d)
 {
-    if (d.type == TENDO_CPU && d.index == 0) {
-        pthread_once(&cpu_pool_once, cpu_pool_init);
-        return cpu_pool;
-    }
+    if (d.type == TENDO_CPU && d.index == 0)
+        return cpu_pool_get();
     if (d.type != TENDO_CPU && tendo__device_ops_of(d.type)->pool)
         return tendo__device_ops_of(d.type)->pool(d.index);
     return NULL;

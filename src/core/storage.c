@@ -99,7 +99,7 @@ tendo__storage *tendo__storage_new(const char *op, size_t nbytes, tendo_device d
         return NULL;
     pool = tendo__pool_of(d);
     if (!pool) {
-        tendo__fail(TENDO_ERR_OOM, op, "no memory pool for %s", tendo_device_str(d));
+        tendo__fail(TENDO_ERR_OOM, op, "out of memory for the memory pool of %s", tendo_device_str(d));
         return NULL;
     }
     if (!(s = header_new(op, NULL, nbytes, d)))

@@ -76,12 +76,15 @@ static void remove_stale(const char *target)
     while ((e = readdir(d))) {
         const char *p = e->d_name;
         struct stat st, now;
-        char *end;
+        const char *end;
         int fd;
 
         if (strncmp(p, base, blen) != 0 || strncmp(p + blen, ".tmp-", 5) != 0)
             continue;
-        (void)strtol(p + blen + 5, &end, 10);
+        /* digits, '-', digits: what a save names it (strtol would also take
+         * a sign or spaces, which are no pid of a tendo writer) */
+        for (end = p + blen + 5; *end >= '0' && *end <= '9'; end++)
+            ;
         if (end == p + blen + 5 || *end != '-')
             continue;
         for (end++; *end >= '0' && *end <= '9'; end++)

@@ -24,8 +24,10 @@ static bool take_one(const char *op, tx_pieces *ps, tx_str *b)
     bool ok = tx_pieces_push(op, &one, b->s ? b->s : "", b->n, -1, true);
 
     tx_str_free(b);
-    if (!ok)
+    if (!ok) {
+        tx_pieces_free(&one);
         return false;
+    }
     tx_pieces_free(ps);
     *ps = one;
     return true;

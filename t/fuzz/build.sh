@@ -1,9 +1,10 @@
 #!/bin/sh
 # t/fuzz/build.sh [DIR] - builds the libFuzzer targets fuzz-npy,
-# fuzz-safetensors, fuzz-dlpack, fuzz-cli and fuzz-tokenizer into DIR (default:
-# build-fuzz/ at the top of the source tree): the library, static and
-# without CUDA, and the targets, all compiled by clang with ASan + UBSan
-# (every UBSan report fatal).  CC=clang-19 picks another clang.
+# fuzz-safetensors, fuzz-dlpack, fuzz-cli, fuzz-tokenizer, fuzz-save and
+# fuzz-examples into DIR (default: build-fuzz/ at the top of the source
+# tree): the library, static and without CUDA, and the targets, all
+# compiled by clang with ASan + UBSan (every UBSan report fatal).
+# CC=clang-19 picks another clang.
 set -eu
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$src/build-fuzz}
@@ -20,15 +21,20 @@ if [ ! -f Makefile ]; then
 fi
 make -j"$jobs" libtendo.la >/dev/null
 
-cflags="-std=c11 -g -O1 $san -D_POSIX_C_SOURCE=200809L -I$out/include -I$src/include -I$out/src -I$src/src"
+cflags="-std=c11 -g -O1 $san -D_POSIX_C_SOURCE=200809L -I$out/include -I$src/include -I$out/src -I$src/src \
+    $(sed -n 's/^JANSSON_CFLAGS = //p' Makefile)"
 # the libraries configure found (BLAS, jansson, libm; MPI, PCRE2 and utf8proc, when a build has them)
 libs="$out/.libs/libtendo.a $(sed -n 's/^\(LIBS\|JANSSON_LIBS\|LIBM\|MPI_LIBS\|TEXT_LIBS\) = //p' Makefile | tr '\n' ' ') -lpthread"
-for target in npy safetensors dlpack cli tokenizer; do
+targets="npy safetensors dlpack cli tokenizer save examples"
+for target in $targets; do
     extra=
     [ $target = cli ] && extra="$src/tools/tendo.c $src/tools/files.c $src/tools/inspect.c $src/tools/convert.c \
         $src/tools/tokenize.c"
+    # the example programs, one translation unit each (they share static names)
+    [ $target = examples ] && extra="$src/t/fuzz/fuzz-examples-generate.c $src/t/fuzz/fuzz-examples-embed.c \
+        $src/t/fuzz/fuzz-child.c"
     # shellcheck disable=SC2086
     $cc $cflags -fsanitize=fuzzer "$src/t/fuzz/fuzz-$target.c" "$src/t/fuzz/fuzz-util.c" $extra $libs \
         -o "fuzz-$target"
 done
-echo "built $out/fuzz-npy $out/fuzz-safetensors $out/fuzz-dlpack $out/fuzz-cli $out/fuzz-tokenizer"
+echo "built$(for t in $targets; do printf ' %s' "$out/fuzz-$t"; done)"

@@ -3,10 +3,10 @@
  * LLVMFuzzerTestOneInput, one TAP line each, with gcc and no libFuzzer.
  *
  * TARGET is FUZZ_TARGET, compiled in ("npy", "safetensors", "dlpack",
- * "cli", "tokenizer").  The harness aborts on a broken promise; the line "# replaying
- * FILE" before each call names the input in the test's log.  An input that
- * once crashed, hung or tripped a sanitizer belongs in regressions/ for
- * good (t/fuzz/README).
+ * "cli", "tokenizer", "save", "examples").  The harness aborts on a broken
+ * promise; the line "# replaying FILE" before each call names the input in
+ * the test's log.  An input that once crashed, hung or tripped a sanitizer
+ * belongs in regressions/ for good (t/fuzz/README).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <dirent.h>
@@ -66,7 +66,7 @@ int main(void)
     int corpus;
 
     plan_lazy();
-    /* absolute: the cli target changes directory */
+    /* absolute: the cli and save targets change directory */
     if (!realpath(env ? env : ".", top))
         bail("cannot find the source tree (top_srcdir=%s)", env ? env : "");
     corpus = replay_dir(top, "corpus");

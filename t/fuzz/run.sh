@@ -12,7 +12,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 out=$src/build-fuzz
 secs=${1:-60}
 jobs=$(nproc 2>/dev/null || echo 2)
-targets="npy safetensors dlpack cli tokenizer"
+targets="npy safetensors dlpack cli tokenizer save examples"
 
 "$src/t/fuzz/build.sh" "$out" || exit 1
 cd "$out" || exit 1
@@ -23,7 +23,7 @@ run() { # TARGET: one fuzzing session, its log in TARGET.log
     t=$1
     rm -rf "work/$t" "crashes/$t"
     mkdir -p "work/$t" "crashes/$t"
-    # absolute corpus paths: fuzz-cli changes directory
+    # absolute corpus paths: fuzz-cli and fuzz-save change directory
     set -- "$out/work/$t" "$src/t/fuzz/corpus/$t"
     [ -d "$src/t/fuzz/regressions/$t" ] && set -- "$@" "$src/t/fuzz/regressions/$t"
     "./fuzz-$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
