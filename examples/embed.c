@@ -449,16 +449,17 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--file") && v)
             file = v, i++;
         else
-            return usage();
+            return free(ops), usage();
     }
     /* a model file takes token ids; a directory takes text, unless just IDS.npy OUT.npy follow it */
     is_dir = nops > 0 && stat(ops[0], &st) == 0 && S_ISDIR(st.st_mode);
     ids_form = !is_dir || (!file && !out_path && nops == 3 && ends_with(ops[1], ".npy") && ends_with(ops[2], ".npy"));
     if (nops < 1 || (ids_form && (nops != 3 || file || out_path)) || (!ids_form && (nops > 1) == (file != NULL)))
-        return usage();
+        return free(ops), usage();
 #ifndef TENDO_HAVE_BF16
     if (strcmp(dtype, "f32")) {
         fprintf(stderr, "tendo-embed: this tendo was built without bf16 (--enable-dtypes)\n");
+        free(ops);
         return 2;
     }
 #endif
@@ -490,6 +491,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: no %s in a config.json beside %s: give %s\n", PROGRAM,
                 !s.heads ? "num_attention_heads" : !s.eps ? "layer_norm_eps" : "pad_token_id", ops[0],
                 !s.heads ? "--heads" : !s.eps ? "--eps" : "--pad");
+        free(ops);
+        tendo_tokenizer_free(tok);
+        tendo_collection_free(c);
         return 2;
     }
 
