@@ -606,7 +606,7 @@ static void test_files(void)
     char stale[300], live[300], fresh[300];
     struct stat st;
     pid_t child, holder;
-    int ready[2];
+    int up[2], down[2]; /* the lock holder says it holds the lock; the parent says it is done */
 
     /* load_copy: the same tensors, and the file can go away under them */
     ok(tendo_safetensors_save(real, c) == TENDO_OK, "save a file to load twice");
@@ -665,19 +665,23 @@ static void test_files(void)
         if (utimes(stale, old) != 0 || utimes(live, old) != 0)
             bail("cannot age the leftovers");
     }
-    if (pipe(ready) != 0 || (holder = fork()) < 0)
+    if (pipe(up) != 0 || pipe(down) != 0 || (holder = fork()) < 0)
         bail("fork failed");
     if (holder == 0) { /* holds live's lock until the parent is done */
         char ch;
         int fd = open(live, O_RDONLY);
-        if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(ready[1], "x", 1) != 1)
+        close(up[0]);
+        close(down[1]);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0 || write(up[1], "x", 1) != 1)
             _exit(1);
-        (void)!read(ready[0], &ch, 1);
+        (void)!read(down[0], &ch, 1);
         _exit(0);
     }
+    close(up[1]);
+    close(down[0]);
     {
         char ch;
-        if (read(ready[0], &ch, 1) != 1)
+        if (read(up[0], &ch, 1) != 1) /* EOF when the holder failed: no hang */
             bail("the lock holder did not start");
     }
     ok(tendo_safetensors_save(path_of("x.safetensors"), c) == TENDO_OK, "save beside leftovers of earlier saves");
@@ -685,10 +689,10 @@ static void test_files(void)
     ok(access(live, F_OK) == 0, "one whose lock another process holds was kept, whatever its pid says");
     ok(access(fresh, F_OK) == 0 && access(path_of("x.safetensors.tmp-1-x"), F_OK) == 0,
        "one just created, and a name not of the pattern, were kept");
-    if (write(ready[1], "x", 1) != 1 || waitpid(holder, NULL, 0) != holder)
+    if (write(down[1], "x", 1) != 1 || waitpid(holder, NULL, 0) != holder)
         bail("the lock holder did not finish");
-    close(ready[0]);
-    close(ready[1]);
+    close(up[0]);
+    close(down[1]);
     unlink(fresh);
     unlink(live);
     tendo_collection_free(c);
