@@ -341,7 +341,7 @@ static void test_save_targets(void)
     struct stat st, reg;
     long got = -1;
     int status;
-    pid_t pid;
+    pid_t pid = -1;
 
     snprintf(fifo, sizeof fifo, "%s/fifo", dir);
     snprintf(sub, sizeof sub, "%s/sub/", dir);

@@ -605,7 +605,7 @@ static void test_files(void)
     const char *real = path_of("real.safetensors"), *link = path_of("link.safetensors");
     char stale[300], live[300], fresh[300];
     struct stat st;
-    pid_t child, holder;
+    pid_t child, holder = -1;
     int up[2], down[2]; /* the lock holder says it holds the lock; the parent says it is done */
 
     /* load_copy: the same tensors, and the file can go away under them */
