@@ -174,8 +174,12 @@ static json_t *load_json(const char *path)
 
     if (access(path, F_OK) != 0)
         return NULL;
-    if (!(root = json_load_file(path, 0, &err)) || !json_is_object(root))
-        fail("%s: %s", path, root ? "not a JSON object" : err.text);
+    if (!(root = json_load_file(path, 0, &err)))
+        fail("%s: %s", path, err.text);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        fail("%s: not a JSON object", path);
+    }
     return root;
 }
 
