@@ -1,8 +1,10 @@
 /* examples/common.h - what the example programs share: giving up with
- * tendo's last error.  Define PROGRAM (the name in messages) first. */
+ * tendo's last error, or with a message about the input.  Define PROGRAM
+ * (the name in messages) first. */
 #ifndef TENDO_EXAMPLES_COMMON_H
 #define TENDO_EXAMPLES_COMMON_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,6 +22,29 @@ static void die(const char *what)
     fprintf(stderr, "%s: %s: %s\n", PROGRAM, what, tendo_error_message(tendo_last_error()));
     if (tendo_comm_size(die_comm) > 1)
         tendo_comm_abort(die_comm, 1);
+    exit(1);
+}
+
+/* Prints "PROGRAM: message" about the input (on rank 0 alone when the
+ * program runs as many processes) and exits with status 1, on every rank
+ * alike (each rank checks the same input).  Inline, so that a program
+ * that never calls it is not warned about it. */
+static inline void fail(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2), noreturn))
+#endif
+    ;
+static inline void fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (tendo_comm_rank(die_comm) == 0) {
+        va_start(ap, fmt);
+        fputs(PROGRAM ": ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
     exit(1);
 }
 

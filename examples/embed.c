@@ -95,18 +95,6 @@ static double now(void)
 #undef TO_F32
 #endif
 
-/* Says what is wrong with the input and exits with status 1. */
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    fputs(PROGRAM ": ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(1);
-}
 
 /* p, or exit when an allocation failed (p is NULL). */
 static void *need(void *p)
@@ -183,31 +171,6 @@ static json_t *load_json(const char *path)
     return root;
 }
 
-/* Exits 1: field key of path is v, where the program wants want. */
-static void bad_field(const char *path, const char *key, const json_t *v, const char *want)
-{
-    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-    fail("%s: %s is %.40s: want %s", path, key, text ? text : "?", want);
-}
-
-/* Field key of root (read from path) into *v, unless it is absent or
- * null: it must be an integer in [lo, hi], else the program exits 1
- * naming it.  Whether it was there. */
-static bool cfg_whole(const json_t *root, const char *path, const char *key, int64_t lo, int64_t hi, int64_t *v)
-{
-    json_t *j = json_object_get(root, key);
-    char want[96];
-
-    if (!j || json_is_null(j))
-        return false;
-    if (!json_is_integer(j) || json_integer_value(j) < lo || json_integer_value(j) > hi) {
-        snprintf(want, sizeof want, "a whole number from %lld to %lld", (long long)lo, (long long)hi);
-        bad_field(path, key, j, want);
-    }
-    *v = (int64_t)json_integer_value(j);
-    return true;
-}
-
 /* What s lacks from the files beside model (is_dir: a directory):
  * config.json's num_attention_heads (a divisor of the hidden size),
  * layer_norm_eps (finite, above 0), pad_token_id (an id of the vocabulary)
@@ -217,28 +180,29 @@ static bool cfg_whole(const json_t *root, const char *path, const char *key, int
 static void read_config(const char *model, bool is_dir, settings *s, bool text)
 {
     char path[4096];
-    json_t *root, *v;
+    json_t *root;
+    double eps;
 
     beside(path, sizeof path, model, is_dir, "sentence_bert_config.json");
     if (text && (root = load_json(path))) {
-        cfg_whole(root, path, "max_seq_length", 1, s->positions, &s->max_len);
+        s->max_len = cfg_int(root, path, "max_seq_length", s->max_len, 1, s->positions);
         json_decref(root);
     }
     beside(path, sizeof path, model, is_dir, "config.json");
     if (!(root = load_json(path)))
         return;
-    if (!s->heads && cfg_whole(root, path, "num_attention_heads", 1, s->hidden, &s->heads) && s->hidden % s->heads)
+    if (!s->heads && (s->heads = cfg_int(root, path, "num_attention_heads", 0, 1, s->hidden)) && s->hidden % s->heads)
         fail("%s: num_attention_heads %lld does not divide the hidden size %lld (of the word embeddings)", path,
              (long long)s->heads, (long long)s->hidden);
-    if (!s->eps && (v = json_object_get(root, "layer_norm_eps")) && !json_is_null(v)) {
-        if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) <= 0)
-            bad_field(path, "layer_norm_eps", v, "a finite number above 0");
-        s->eps = json_number_value(v);
+    if (!s->eps && !isnan(eps = cfg_num(root, path, "layer_norm_eps", NAN))) { /* NaN: absent (JSON has none) */
+        if (!isfinite(eps) || eps <= 0)
+            fail("%s: layer_norm_eps %g: want a finite number above 0", path, eps);
+        s->eps = eps;
     }
     if (s->pad < 0)
-        cfg_whole(root, path, "pad_token_id", 0, s->vocab - 1, &s->pad);
+        s->pad = cfg_int(root, path, "pad_token_id", -1, 0, s->vocab - 1);
     if (text && !s->max_len)
-        cfg_whole(root, path, "max_position_embeddings", 1, s->positions, &s->max_len);
+        s->max_len = cfg_int(root, path, "max_position_embeddings", 0, 1, s->positions);
     json_decref(root);
 }
 

@@ -73,25 +73,7 @@
 
 typedef tensor_f32 T;
 
-/* Whether this process is a rank other than 0 under mpirun, which leaves
- * the messages to rank 0. */
-static bool quiet_rank;
 
-/* Says what is wrong with the input (on rank 0 alone under mpirun) and
- * exits with status 1, on every rank alike. */
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!quiet_rank) {
-        va_start(ap, fmt);
-        fputs(PROGRAM ": ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-    exit(1);
-}
 
 /* ---- options: numbers parsed whole ---------------------------------------------- */
 
@@ -111,62 +93,17 @@ static int usage(void)
 
 /* ---- the model's configuration -------------------------------------------------- */
 
-/* The config file being read, for messages. */
-static const char *cfg_path = "config.json";
+/* The largest size field a config may give (the largest any model has, with
+ * room: products of two of them cannot overflow). */
+#define MAX_SIZE ((int64_t)1 << 24)
 
-/* What a JSON value is, for messages. */
-static const char *json_kind(const json_t *v)
+/* A size field config.json must give, in [1, MAX_SIZE]. */
+static int64_t cfg_size(const json_t *root, const char *path, const char *key)
 {
-    return json_is_string(v) ? "a string" : json_is_boolean(v) ? "a boolean" : json_is_object(v) ? "an object"
-           : json_is_array(v) ? "an array" : json_is_real(v) ? "a fraction" : "a number";
-}
+    int64_t v = cfg_int(root, path, key, 0, 1, MAX_SIZE);
 
-/* An integer field of the config (def when absent or null); anything else
- * there exits with status 1 naming the field. */
-static int64_t cfg_int(json_t *root, const char *key, int64_t def)
-{
-    json_t *v = json_object_get(root, key);
-
-    if (!v || json_is_null(v))
-        return def;
-    if (!json_is_integer(v))
-        fail("%s: %s must be an integer, not %s", cfg_path, key, json_kind(v));
-    return (int64_t)json_integer_value(v);
-}
-
-/* A number field of the config (def when absent or null), checked the same way. */
-static double cfg_num(json_t *root, const char *key, double def)
-{
-    json_t *v = json_object_get(root, key);
-
-    if (!v || json_is_null(v))
-        return def;
-    if (!json_is_number(v))
-        fail("%s: %s must be a number, not %s", cfg_path, key, json_kind(v));
-    return json_number_value(v);
-}
-
-/* A true/false field of the config (def when absent or null). */
-static bool cfg_bool(json_t *root, const char *key, bool def)
-{
-    json_t *v = json_object_get(root, key);
-
-    if (!v || json_is_null(v))
-        return def;
-    if (!json_is_boolean(v))
-        fail("%s: %s must be true or false, not %s", cfg_path, key, json_kind(v));
-    return json_is_true(v);
-}
-
-/* A size field of the config: an integer in [lo, 2^24] (the largest any
- * model has, with room: products of two of them cannot overflow). */
-static int64_t cfg_size(json_t *root, const char *key, int64_t def, int64_t lo)
-{
-    int64_t v = cfg_int(root, key, def);
-
-    if (v < lo || v > ((int64_t)1 << 24))
-        fail("%s: %s %lld is out of range [%lld, %lld]", cfg_path, key, (long long)v, (long long)lo,
-             (long long)1 << 24);
+    if (!v)
+        fail("%s: %s is missing", path, key);
     return v;
 }
 
@@ -222,10 +159,11 @@ static void rope_config(rope *r, json_t *root, const char *path, int64_t head_di
     if (json_is_string(type))
         name = json_string_value(type);
     *r = (rope){.dim = head_dim, .max_pos = max_pos, .attention_factor = 1.0,
-                .theta = cfg_num(rp, "rope_theta", cfg_num(root, "rope_theta", 10000.0)),
-                .original_max = cfg_int(root, "original_max_position_embeddings",
-                                        cfg_int(rp, "original_max_position_embeddings", max_pos))};
-    if (cfg_num(rp, "partial_rotary_factor", cfg_num(root, "partial_rotary_factor", 1.0)) != 1.0)
+                .theta = cfg_num(rp, path, "rope_theta", cfg_num(root, path, "rope_theta", 10000.0)),
+                .original_max = cfg_int(root, path, "original_max_position_embeddings",
+                                        cfg_int(rp, path, "original_max_position_embeddings", max_pos, 1, MAX_SIZE),
+                                        1, MAX_SIZE)};
+    if (cfg_num(rp, path, "partial_rotary_factor", cfg_num(root, path, "partial_rotary_factor", 1.0)) != 1.0)
         fail("%s: a partial_rotary_factor is not supported", path);
     if (head_dim < 4 || head_dim % 2)
         fail("%s: head_dim %lld: RoPE wants an even head_dim of 4 or more", path, (long long)head_dim);
@@ -240,11 +178,11 @@ static void rope_config(rope *r, json_t *root, const char *path, int64_t head_di
         r->low_freq_factor = cfg_need(rp, "low_freq_factor", path, name);
         r->high_freq_factor = cfg_need(rp, "high_freq_factor", path, name);
     } else if (!strcmp(name, "yarn")) {
-        double mscale = cfg_num(rp, "mscale", 0), mscale_all = cfg_num(rp, "mscale_all_dim", 0);
-        double fast = cfg_num(rp, "beta_fast", 0), slow = cfg_num(rp, "beta_slow", 0);
+        double mscale = cfg_num(rp, path, "mscale", 0), mscale_all = cfg_num(rp, path, "mscale_all_dim", 0);
+        double fast = cfg_num(rp, path, "beta_fast", 0), slow = cfg_num(rp, path, "beta_slow", 0);
         r->type = ROPE_YARN;
-        r->factor = cfg_num(rp, "factor", (double)max_pos / (double)r->original_max);
-        r->attention_factor = cfg_num(rp, "attention_factor", mscale != 0 && mscale_all != 0
+        r->factor = cfg_num(rp, path, "factor", (double)max_pos / (double)r->original_max);
+        r->attention_factor = cfg_num(rp, path, "attention_factor", mscale != 0 && mscale_all != 0
                                                                   ? yarn_mscale(r->factor, mscale) /
                                                                         yarn_mscale(r->factor, mscale_all)
                                                                   : yarn_mscale(r->factor, 1));
@@ -453,17 +391,16 @@ static void configure(model *m, const char *dir)
         fail("cannot read %s", path);
     if (!json_is_object(root))
         fail("%s: not a JSON object", path);
-    cfg_path = path;
-    m->hidden = cfg_size(root, "hidden_size", 0, 1);
-    m->heads = cfg_size(root, "num_attention_heads", 0, 1);
-    m->kv_heads = cfg_size(root, "num_key_value_heads", m->heads, 1);
-    m->head_dim = cfg_size(root, "head_dim", m->hidden / m->heads, 1);
-    m->layers = cfg_size(root, "num_hidden_layers", 0, 1);
-    m->vocab = cfg_size(root, "vocab_size", 0, 1);
-    m->max_pos = cfg_size(root, "max_position_embeddings", 2048, 1); /* LlamaConfig's default */
-    m->eps = cfg_num(root, "rms_norm_eps", 1e-6);
-    m->tied = cfg_bool(root, "tie_word_embeddings", false);
-    m->intermediate = cfg_size(root, "intermediate_size", 0, 1);
+    m->hidden = cfg_size(root, path, "hidden_size");
+    m->heads = cfg_size(root, path, "num_attention_heads");
+    m->kv_heads = cfg_int(root, path, "num_key_value_heads", m->heads, 1, MAX_SIZE);
+    m->head_dim = cfg_int(root, path, "head_dim", m->hidden / m->heads, 1, MAX_SIZE);
+    m->layers = cfg_size(root, path, "num_hidden_layers");
+    m->vocab = cfg_size(root, path, "vocab_size");
+    m->max_pos = cfg_int(root, path, "max_position_embeddings", 2048, 1, MAX_SIZE); /* LlamaConfig's default */
+    m->eps = cfg_num(root, path, "rms_norm_eps", 1e-6);
+    m->tied = cfg_bool(root, path, "tie_word_embeddings", false);
+    m->intermediate = cfg_size(root, path, "intermediate_size");
     if (m->layers > MAX_LAYERS)
         fail("%s: %lld layers (at most %d)", path, (long long)m->layers, MAX_LAYERS);
     if (m->heads % m->kv_heads)
@@ -474,14 +411,14 @@ static void configure(model *m, const char *dir)
     rope_config(&m->rope, root, path, m->head_dim, m->max_pos);
     /* Mistral's window covers every layer; Qwen2's the layers that layer_types names (or, in
      * transformers 4, those from max_window_layers on, with use_sliding_window) */
-    m->window = !cfg_bool(root, "use_sliding_window", true) ? 0 : cfg_size(root, "sliding_window", 0, 0);
+    m->window = !cfg_bool(root, path, "use_sliding_window", true) ? 0 : cfg_int(root, path, "sliding_window", 0, 0, MAX_SIZE);
     types = json_object_get(root, "layer_types");
     for (int64_t i = 0; i < m->layers; i++) {
         const char *type = json_string_value(json_array_get(types, (size_t)i));
         if (json_is_array(types))
             m->l[i].sliding = type && !strcmp(type, "sliding_attention");
         else if (json_is_true(json_object_get(root, "use_sliding_window")))
-            m->l[i].sliding = i >= cfg_int(root, "max_window_layers", 0);
+            m->l[i].sliding = i >= cfg_int(root, path, "max_window_layers", 0, 0, MAX_SIZE);
         else
             m->l[i].sliding = true;
         sliding = sliding || m->l[i].sliding;
@@ -1277,7 +1214,6 @@ int main(int argc, char **argv)
     m.comm = die_comm = CHECK(tendo_comm_world());
     m.rank = tendo_comm_rank(m.comm);
     m.ranks = tendo_comm_size(m.comm);
-    quiet_rank = m.rank != 0;
     configure(&m, paths[0]);
     if (text) {
         char *rendered = chat ? chat_prompt(paths[0], text) : NULL;
@@ -1296,7 +1232,7 @@ int main(int argc, char **argv)
         fail("a prompt of %lld tokens is longer than the model's context of %lld positions (%s)", (long long)L,
              (long long)context(&m), context_source(&m));
     if (ntok > context(&m) - L) {
-        if (!quiet_rank)
+        if (m.rank == 0)
             fprintf(stderr, "%s: --tokens %lld: the prompt's %lld tokens and %lld more exceed the model's context of "
                             "%lld positions (%s); at most %lld more fit\n", PROGRAM, (long long)ntok, (long long)L,
                     (long long)ntok, (long long)context(&m), context_source(&m), (long long)(context(&m) - L));

@@ -192,16 +192,9 @@ static bool decode_one(const char *op, const tx_decoder *d, tx_pieces *ps)
         }
         break;
     case TX_D_REPLACE:
-        for (size_t i = 0; ok && i < ps->n; i++) {
-            tx_spans sp = {0};
-            ok = tx_regex_spans(op, d->re, ps->v[i].s, ps->v[i].n, &sp) && tx_put(op, &b, "", 0);
-            for (size_t k = 0; ok && k < sp.n; k++)
-                ok = sp.v[k].match ? tx_put(op, &b, d->text, strlen(d->text))
-                                   : tx_put(op, &b, ps->v[i].s + sp.v[k].a, sp.v[k].b - sp.v[k].a);
-            free(sp.v);
-            if (ok)
+        for (size_t i = 0; ok && i < ps->n; i++)
+            if ((ok = tx_replace(op, d->re, d->text, strlen(d->text), ps->v[i].s, ps->v[i].n, &b)))
                 take(ps, i, &b);
-        }
         break;
     case TX_D_BPE:
         for (size_t i = 0; ok && i < ps->n; i++) {

@@ -81,21 +81,6 @@ static bool strip_accents(const char *op, const char *s, size_t n, tx_str *out)
     return true;
 }
 
-/* Replace: every match of the pattern replaced by the content. */
-static bool replace(const char *op, const tx_normalizer *nz, const char *s, size_t n, tx_str *out)
-{
-    tx_spans sp = {0};
-    bool ok = tx_regex_spans(op, nz->re, s, n, &sp);
-
-    out->n = 0;
-    ok = ok && tx_put(op, out, "", 0);
-    for (size_t i = 0; ok && i < sp.n; i++)
-        ok = sp.v[i].match ? tx_put(op, out, nz->content, nz->content_n)
-                           : tx_put(op, out, s + sp.v[i].a, sp.v[i].b - sp.v[i].a);
-    free(sp.v);
-    return ok;
-}
-
 bool tx_normalize(const char *op, const tx_normalizer *nz, const char *s, size_t n, tx_str *out)
 {
     switch (nz->kind) {
@@ -116,7 +101,8 @@ bool tx_normalize(const char *op, const tx_normalizer *nz, const char *s, size_t
     case TX_N_STRIP_ACCENTS:
         return strip_accents(op, s, n, out);
     case TX_N_REPLACE:
-        return replace(op, nz, s, n, out);
+        out->n = 0;
+        return tx_replace(op, nz->re, nz->content, nz->content_n, s, n, out);
     case TX_N_PREPEND: /* `tokenizers` prepends to non-empty text only */
         out->n = 0;
         return n ? tx_put(op, out, nz->content, nz->content_n) && tx_put(op, out, s, n) : tx_put(op, out, "", 0);

@@ -112,6 +112,11 @@ bool tx_spans_push(const char *op, tx_spans *sp, size_t a, size_t b, bool match)
  * (`tokenizers`' Pattern::find_matches for a regex). */
 bool tx_regex_spans(const char *op, const tx_regex *re, const char *s, size_t n, tx_spans *out);
 
+/* s[0..n) with every match of re replaced by content, appended to out
+ * (the Replace normalizer and decoder). */
+bool tx_replace(const char *op, const tx_regex *re, const char *content, size_t content_n, const char *s, size_t n,
+                tx_str *out);
+
 /* How a split treats the matches (`tokenizers`' SplitDelimiterBehavior). */
 typedef enum { TX_REMOVED, TX_ISOLATED, TX_MERGED_PREVIOUS, TX_MERGED_NEXT, TX_CONTIGUOUS } tx_behavior;
 

@@ -377,6 +377,18 @@ bool tx_regex_spans(const char *op, const tx_regex *re, const char *s, size_t n,
     return ok;
 }
 
+bool tx_replace(const char *op, const tx_regex *re, const char *content, size_t content_n, const char *s, size_t n,
+                tx_str *out)
+{
+    tx_spans sp = {0};
+    bool ok = tx_regex_spans(op, re, s, n, &sp) && tx_put(op, out, "", 0);
+
+    for (size_t i = 0; ok && i < sp.n; i++)
+        ok = sp.v[i].match ? tx_put(op, out, content, content_n) : tx_put(op, out, s + sp.v[i].a, sp.v[i].b - sp.v[i].a);
+    free(sp.v);
+    return ok;
+}
+
 /* ---- splitting ------------------------------------------------------------------ */
 
 bool tx_split(const char *op, const tx_piece *p, tx_spans *sp, tx_behavior behavior, bool invert, tx_pieces *out)
