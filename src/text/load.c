@@ -286,8 +286,10 @@ static bool pretok(const ctx *c, const json_t *o, const char *where, tx_pretok *
     }
     if (!strcmp(type, "Metaspace")) {
         pt->kind = TX_P_METASPACE;
-        return get_char(c, o, where, "replacement", 0x2581, &pt->replacement) && get_prepend(c, o, where, &pt->prepend) &&
-               get_bool(c, o, where, "split", true, &pt->split);
+        if (!get_char(c, o, where, "replacement", 0x2581, &pt->replacement))
+            return false;
+        pt->rep_n = tx_encode(pt->replacement, pt->rep);
+        return get_prepend(c, o, where, &pt->prepend) && get_bool(c, o, where, "split", true, &pt->split);
     }
     if (!strcmp(type, "Split")) {
         pt->kind = TX_P_SPLIT;

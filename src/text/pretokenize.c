@@ -107,31 +107,30 @@ static bool split_piece(const char *op, const tx_pretok *pt, tx_piece *p, tx_pie
         break;
     }
     case TX_P_METASPACE: {
-        tx_str rep = {0};
-        size_t i;
-        ok = tx_putc(op, &rep, pt->replacement) && tx_put(op, &b, "", 0);
+        const char *rep = pt->rep;
+        size_t i, rep_n = pt->rep_n;
+        ok = tx_put(op, &b, "", 0);
         if (ok && p->n && ((pt->prepend == TX_PREPEND_ALWAYS) || (pt->prepend == TX_PREPEND_FIRST && p->at_start)) &&
-            !(p->n >= rep.n && !memcmp(p->s, rep.s, rep.n)) && !(p->s[0] == ' '))
-            ok = tx_put(op, &b, rep.s, rep.n);
+            !(p->n >= rep_n && !memcmp(p->s, rep, rep_n)) && !(p->s[0] == ' '))
+            ok = tx_put(op, &b, rep, rep_n);
         for (i = 0; ok && i < p->n; i++)
-            ok = p->s[i] == ' ' ? tx_put(op, &b, rep.s, rep.n) : tx_put(op, &b, p->s + i, 1);
+            ok = p->s[i] == ' ' ? tx_put(op, &b, rep, rep_n) : tx_put(op, &b, p->s + i, 1);
         q.s = b.s, q.n = b.n;
         if (ok && pt->split) {
             size_t at = 0;
             while (ok && at < q.n) { /* each replacement character is a match */
-                size_t h = find(q.s, q.n, at, rep.s, rep.n);
+                size_t h = find(q.s, q.n, at, rep, rep_n);
                 bool hit = h < q.n;
                 if (h > at)
                     ok = tx_spans_push(op, &sp, at, h, false);
                 if (ok && hit)
-                    ok = tx_spans_push(op, &sp, h, h + rep.n, true);
-                at = hit ? h + rep.n : q.n;
+                    ok = tx_spans_push(op, &sp, h, h + rep_n, true);
+                at = hit ? h + rep_n : q.n;
             }
             ok = ok && tx_split(op, &q, &sp, TX_MERGED_NEXT, false, out);
         } else if (ok && q.n) {
             ok = tx_pieces_push(op, out, q.s, q.n, -1, q.at_start);
         }
-        tx_str_free(&rep);
         break;
     }
     case TX_P_SPLIT:

@@ -30,6 +30,7 @@ typedef struct {
 
 bool tx_put(const char *op, tx_str *b, const char *s, size_t n);
 bool tx_putc(const char *op, tx_str *b, uint32_t cp); /* one code point, UTF-8 encoded */
+size_t tx_encode(uint32_t cp, char out[4]);           /* cp as UTF-8 into out: its length */
 void tx_str_free(tx_str *b);
 
 typedef struct {
@@ -174,7 +175,9 @@ typedef enum { TX_PREPEND_ALWAYS, TX_PREPEND_FIRST, TX_PREPEND_NEVER } tx_prepen
 typedef struct tx_pretok {
     tx_pretok_kind kind;
     bool add_prefix_space, use_regex; /* ByteLevel */
-    uint32_t replacement;             /* Metaspace */
+    uint32_t replacement;             /* Metaspace, and as UTF-8: */
+    char rep[4];
+    size_t rep_n;
     tx_prepend prepend;
     bool split;
     tx_regex *re; /* Split (ByteLevel's own regex when use_regex) */

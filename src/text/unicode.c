@@ -47,12 +47,16 @@ bool tx_put(const char *op, tx_str *b, const char *s, size_t n)
     return true;
 }
 
+size_t tx_encode(uint32_t cp, char out[4])
+{
+    return (size_t)utf8proc_encode_char((utf8proc_int32_t)cp, (utf8proc_uint8_t *)out);
+}
+
 bool tx_putc(const char *op, tx_str *b, uint32_t cp)
 {
-    uint8_t u[4];
-    utf8proc_ssize_t k = utf8proc_encode_char((utf8proc_int32_t)cp, u);
+    char u[4];
 
-    return tx_put(op, b, (const char *)u, (size_t)k);
+    return tx_put(op, b, u, tx_encode(cp, u));
 }
 
 void tx_str_free(tx_str *b)
