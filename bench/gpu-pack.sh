@@ -11,7 +11,7 @@
 set -eu
 build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
-progs="t/t-cuda t/t-coverage t/t-grad t/t-attention t/t-index t/t-order t/t-optim t/t-dlpack t/t-threads
+progs="t/t-cuda t/t-coverage t/t-grad t/t-attention t/t-matmul t/t-index t/t-order t/t-optim t/t-dlpack t/t-threads
 examples/tendo-embed examples/tendo-generate tools/tendo bench/bench-gpu"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT

@@ -41,7 +41,7 @@ run() { # NAME CMD...: one TAP program into tests.log, its counts into summary.t
     grep '^not ok' "$out/one.log" | head -20 >>"$out/summary.txt"
 }
 : >"$out/tests.log"
-for t in t-cuda t-coverage t-grad t-attention t-index t-order t-optim t-dlpack t-threads; do
+for t in t-cuda t-coverage t-grad t-attention t-matmul t-index t-order t-optim t-dlpack t-threads; do
     run "$t" "$g/t/$t"
 done
 run t-examples-device.sh env BENCH_PYTHON=python3 sh "$src/t/drivers/t-examples-device.sh"

@@ -17,7 +17,7 @@ from .ops import _is_num
 # The fixture tensors of the dtype being swept: name -> shape.  "fresh" (a
 # new [3,4] tensor the call takes over) and "null" are the other values a
 # tensor param may take.
-FIXTURES = {"t34": (3, 4), "t43": (4, 3), "t4": (4,), "t0": (), "out34": (3, 4), "leaf34": (3, 4)}
+FIXTURES = {"t34": (3, 4), "t43": (4, 3), "t44": (4, 4), "t4": (4,), "t0": (), "out34": (3, 4), "leaf34": (3, 4)}
 # leaf34 (of a float dtype) is an autograd leaf that has a gradient (tf_make_leaf);
 # t0 is 0-d (a loss's gradient)
 # Fixtures of one fixed dtype, whatever dtype is swept: name -> (shape, dtype),

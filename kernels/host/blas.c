@@ -121,27 +121,27 @@ static bool cuda_gemm(const char *op, const tendo__tensor *a, const tendo__tenso
     return tendo__cuda_end(ts, 3, true);
 }
 
-/* numpy.matmul on a GPU: operands with no unit stride are made contiguous
- * first (once); an empty inner dim gives zeros. */
-tendo__tensor *tendo__cuda_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
+/* numpy.matmul on a GPU into the dense out: operands with no unit stride
+ * are made contiguous first (once); an empty inner dim gives zeros. */
+bool tendo__cuda_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out)
 {
     tendo__mm_plan p;
     int64_t ld;
     cublasOperation_t tr;
-    tendo__tensor *ac = NULL, *bc = NULL, *out = NULL;
+    tendo__tensor *ac = NULL, *bc = NULL;
     cudaDataType type;
     bool ok = false;
 
     if (!data_type(a->dtype, &type)) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no cuBLAS matmul for %s on a GPU (copy to f32 or to the CPU first)",
                     tendo_dtype_name(a->dtype));
-        return NULL;
+        return false;
     }
     if (!tendo__mm_plan_make(op, a, b, &p))
-        return NULL;
+        return false;
     if (!cu_layout(p.A.rows, p.A.cols, p.A.rs, p.A.cs, &tr, &ld)) {
         if (!(ac = tendo__contiguous(op, a)))
-            return NULL;
+            return false;
         a = ac;
     }
     if (!cu_layout(p.B.rows, p.B.cols, p.B.rs, p.B.cs, &tr, &ld)) {
@@ -150,9 +150,6 @@ tendo__tensor *tendo__cuda_matmul(const char *op, const tendo__tensor *a, const 
         b = bc;
     }
     if ((ac || bc) && !tendo__mm_plan_make(op, a, b, &p))
-        goto out;
-    out = tendo__tensor_new(op, a->dtype, p.out_ndim, p.out_shape, a->storage->device);
-    if (!out)
         goto out;
     if (out->numel == 0) {
         ok = true;
@@ -163,11 +160,7 @@ tendo__tensor *tendo__cuda_matmul(const char *op, const tendo__tensor *a, const 
         ok = cuda_gemm(op, a, b, out, &p);
     }
 out:
-    if (!ok) {
-        tendo__tensor_free(out);
-        out = NULL;
-    }
     tendo__tensor_free(ac);
     tendo__tensor_free(bc);
-    return out;
+    return ok;
 }

@@ -90,7 +90,7 @@ bool tendo__cuda_optim(const char *op, const tendo__cu_optim *w, const tendo__te
 /* tril/triu zeroing of the dense t (core/device.h's tri_zero slot). */
 bool tendo__cuda_tri_zero(const char *op, tendo__tensor *t, int64_t k, bool upper);
 /* numpy.matmul through cuBLAS (kernels/host/blas.c). */
-tendo__tensor *tendo__cuda_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b);
+bool tendo__cuda_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out);
 /* rope, attention and its gradients with checked arguments (kernels/host/transformer.c). */
 tendo__tensor *tendo__cuda_rope(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot,
                                 double base, bool interleaved);

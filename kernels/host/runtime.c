@@ -788,7 +788,8 @@ GUARDED(bool, optim,
         (const char *op, const tendo__cu_optim *w, const tendo__tensor *const *ts, int nts, tendo__cu_optim_fn fn),
         (op, w, ts, nts, fn))
 GUARDED(bool, tri_zero, (const char *op, tendo__tensor *t, int64_t k, bool upper), (op, t, k, upper))
-GUARDED(tendo__tensor *, matmul, (const char *op, const tendo__tensor *a, const tendo__tensor *b), (op, a, b))
+GUARDED(bool, matmul, (const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out),
+        (op, a, b, out))
 GUARDED(tendo__tensor *, rope,
         (const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot, double base,
          bool interleaved),

@@ -82,12 +82,14 @@ typedef struct tendo__device_ops {
                   tendo__cu_optim_fn fn);
     /* tril (upper false) / triu (upper true) zeroing of the dense t in place. */
     bool (*tri_zero)(const char *op, tendo__tensor *t, int64_t k, bool upper);
-    /* numpy.matmul of a and b (same device and dtype, checked): a new
-     * tensor of their dtype. */
-    tendo__tensor *(*matmul)(const char *op, const tendo__tensor *a, const tendo__tensor *b);
-    /* numpy.matmul of i8 a and b summed in int32: a new i32 tensor.  NULL
-     * entry: not on this device. */
-    tendo__tensor *(*matmul_i32)(const char *op, const tendo__tensor *a, const tendo__tensor *b);
+    /* numpy.matmul of a and b (same device and dtype, checked) into out:
+     * dense, of their dtype and the result's shape, on their device, not
+     * sharing memory with them (checked by src/core/matmul.c).  False with
+     * the error set. */
+    bool (*matmul)(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out);
+    /* numpy.matmul of i8 a and b summed in int32, into the dense i32 out
+     * (as matmul).  NULL entry: not on this device. */
+    bool (*matmul_i32)(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out);
     /* rope and attention with checked arguments (core/transformer.h): a
      * new tensor of x's (q's) dtype.  NULL entries: not on this device. */
     tendo__tensor *(*rope)(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot,

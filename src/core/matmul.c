@@ -1,6 +1,7 @@
 /* src/core/matmul.c - numpy.matmul: shapes and batches, then the device's GEMM. */
 #include "core/device.h"
 #include "core/events.h"
+#include "core/index.h"
 #include "core/iter.h"
 #include "core/matmul.h"
 
@@ -68,33 +69,122 @@ void tendo__mm_batch_offsets(const tendo__mm_plan *p, int64_t bi, int64_t *aoff,
     }
 }
 
-tendo__tensor *tendo__matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
+/* The lowest and highest element offsets t reaches. */
+static void reach(const tendo__tensor *t, int64_t *lo, int64_t *hi)
+{
+    *lo = *hi = t->offset;
+    for (int d = 0; d < t->ndim; d++) {
+        int64_t step = (t->shape[d] - 1) * t->stride[d];
+        *(step < 0 ? lo : hi) += step;
+    }
+}
+
+/* Whether out's elements may share memory with t's (same storage and
+ * overlapping ranges: a product reads its operands while it writes). */
+static bool may_share(const tendo__tensor *out, const tendo__tensor *t)
+{
+    int64_t olo, ohi, tlo, thi;
+
+    if (out->storage != t->storage || out->numel == 0 || t->numel == 0)
+        return false;
+    reach(out, &olo, &ohi);
+    reach(t, &tlo, &thi);
+    return !(ohi < tlo || thi < olo);
+}
+
+/* a @ b into the dense out (the plan's shape, the operands' device and
+ * dtype) by the device's kernel; false with the error set. */
+static bool run(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out, bool i32)
+{
+    const tendo__device_ops *ops = tendo__device_ops_of(a->storage->device.type);
+
+    if (i32 && !ops->matmul_i32) {
+        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no int8 matmul on %s yet (move the tensors to the CPU first)",
+                    tendo_device_str(a->storage->device));
+        return false;
+    }
+    return (i32 ? ops->matmul_i32 : ops->matmul)(op, a, b, out);
+}
+
+/* a @ b into a new tensor of their dtype, or i32 for i8 operands (i32). */
+static tendo__tensor *product(const char *op, const tendo__tensor *a, const tendo__tensor *b, bool i32)
 {
     tendo__op_scope s = tendo__op_begin();
     const tendo__tensor *in[2] = {a, b};
+    tendo__mm_plan p;
     tendo__tensor *out;
+    tendo_dtype dt;
 
-    if (!tendo__check_inputs(op, 2, in))
+    if (!tendo__check_inputs(op, 2, in) || !tendo__mm_plan_make(op, a, b, &p))
         return NULL;
-    out = tendo__device_ops_of(a->storage->device.type)->matmul(op, a, b);
-    return out ? tendo__op_end(s, op, out, a, b) : NULL;
+    dt = a->dtype;
+#ifdef TENDO_HAVE_I32
+    if (i32)
+        dt = TENDO_I32;
+#endif
+    if (!(out = tendo__tensor_new(op, dt, p.out_ndim, p.out_shape, a->storage->device)))
+        return NULL;
+    if (!run(op, a, b, out, i32)) {
+        tendo__tensor_free(out);
+        return NULL;
+    }
+    return tendo__op_end(s, op, out, a, b);
+}
+
+/* a @ b into out: checked, then written in place when out is dense, else
+ * through a dense temporary copied in. */
+static tendo_status product_into(const char *op, tendo__tensor *out, const tendo__tensor *a, const tendo__tensor *b,
+                                 bool i32)
+{
+    tendo__op_scope s = tendo__op_begin();
+    const tendo__tensor *in[2] = {a, b};
+    tendo__mm_plan p;
+    tendo__tensor *tmp;
+    tendo_status st = TENDO_OK;
+
+    if (!tendo__check_inputs(op, 2, in) || !tendo__mm_plan_make(op, a, b, &p) ||
+        !tendo__check_tensor(op, "out", out))
+        return tendo_error_status(tendo_last_error());
+    if (may_share(out, a) || may_share(out, b))
+        return tendo__fail(TENDO_ERR_INVALID_ARG, op, "out shares memory with %s (a product reads its operands "
+                           "while it writes)", may_share(out, a) ? "a" : "b");
+    if (!tendo__check_out(op, out, p.out_ndim, p.out_shape, 2, in))
+        return tendo_error_status(tendo_last_error());
+    if (tendo__tensor_contiguous(out)) {
+        if (!run(op, a, b, out, i32))
+            return tendo_error_status(tendo_last_error());
+    } else {
+        if (!(tmp = tendo__tensor_new(op, out->dtype, p.out_ndim, p.out_shape, a->storage->device)))
+            return tendo_error_status(tendo_last_error());
+        if (!run(op, a, b, tmp, i32))
+            st = tendo_error_status(tendo_last_error());
+        else
+            st = tendo__copy_into(op, out, tmp);
+        tendo__tensor_free(tmp);
+        if (st != TENDO_OK)
+            return st;
+    }
+    tendo__op_end(s, op, out, a, b);
+    return TENDO_OK;
+}
+
+tendo__tensor *tendo__matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
+{
+    return product(op, a, b, false);
 }
 
 tendo__tensor *tendo__matmul_i32(const char *op, const tendo__tensor *a, const tendo__tensor *b)
 {
-    tendo__op_scope s = tendo__op_begin();
-    const tendo__tensor *in[2] = {a, b};
-    const tendo__device_ops *ops;
-    tendo__tensor *out;
+    return product(op, a, b, true);
+}
 
-    if (!tendo__check_inputs(op, 2, in))
-        return NULL;
-    ops = tendo__device_ops_of(a->storage->device.type);
-    if (!ops->matmul_i32) {
-        tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no int8 matmul on %s yet (move the tensors to the CPU first)",
-                    tendo_device_str(a->storage->device));
-        return NULL;
-    }
-    out = ops->matmul_i32(op, a, b);
-    return out ? tendo__op_end(s, op, out, a, b) : NULL;
+tendo_status tendo__matmul_out(const char *op, tendo__tensor *out, const tendo__tensor *a, const tendo__tensor *b)
+{
+    return product_into(op, out, a, b, false);
+}
+
+tendo_status tendo__matmul_i32_out(const char *op, tendo__tensor *out, const tendo__tensor *a,
+                                   const tendo__tensor *b)
+{
+    return product_into(op, out, a, b, true);
 }

@@ -30,10 +30,20 @@ bool tendo__mm_plan_make(const char *op, const tendo__tensor *a, const tendo__te
 /* Element offsets of batch bi in A and in B. */
 void tendo__mm_batch_offsets(const tendo__mm_plan *p, int64_t bi, int64_t *aoff, int64_t *boff);
 /* a @ b on the device that holds both (same dtype, checked by the caller's
- * types); a new tensor of their dtype, or NULL with the error set. */
+ * types); a new tensor of their dtype, or NULL with the error set.  The
+ * device's kernel (tendo__device_ops.matmul) writes into a dense result. */
 tendo__tensor *tendo__matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b);
 /* a @ b of i8 tensors summed in int32 (wrapping): a new i32 tensor, or NULL
  * with the error set (UNSUPPORTED on a device without the kernel). */
 tendo__tensor *tendo__matmul_i32(const char *op, const tendo__tensor *a, const tendo__tensor *b);
+
+/* a @ b into out (the result's shape, on the operands' device; dtypes
+ * checked by the callers' types): written in place when out is dense,
+ * else through a dense temporary; out may not share memory with a or b.
+ * TENDO_OK, or the error (out unchanged). */
+tendo_status tendo__matmul_out(const char *op, tendo__tensor *out, const tendo__tensor *a, const tendo__tensor *b);
+/* The same for the i32 product of i8 a and b (tendo__matmul_i32). */
+tendo_status tendo__matmul_i32_out(const char *op, tendo__tensor *out, const tendo__tensor *a,
+                                   const tendo__tensor *b);
 
 #endif /* TENDO_SRC_CORE_MATMUL_H */

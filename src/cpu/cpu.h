@@ -79,12 +79,13 @@ int tendo__gemm_i8(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t rsa
  * transposes; false (nothing done) when there is no fast kernel for elsize
  * on this CPU (src/cpu/transpose.c). */
 bool tendo__transpose_copy(void *dst, const void *src, int64_t R, int64_t C, int64_t sc, size_t elsize);
-/* numpy.matmul of two CPU tensors of one float dtype (src/cpu/matmul.c). */
-struct tendo__tensor *tendo__cpu_matmul(const char *op, const struct tendo__tensor *a,
-                                        const struct tendo__tensor *b);
-/* numpy.matmul of two i8 CPU tensors into a new i32 one (src/cpu/matmul.c). */
-struct tendo__tensor *tendo__cpu_matmul_i32(const char *op, const struct tendo__tensor *a,
-                                            const struct tendo__tensor *b);
+/* numpy.matmul of two CPU tensors of one float dtype into the dense out
+ * (the device table's matmul; src/cpu/matmul.c). */
+bool tendo__cpu_matmul(const char *op, const struct tendo__tensor *a, const struct tendo__tensor *b,
+                       struct tendo__tensor *out);
+/* numpy.matmul of two i8 CPU tensors into the dense i32 out (src/cpu/matmul.c). */
+bool tendo__cpu_matmul_i32(const char *op, const struct tendo__tensor *a, const struct tendo__tensor *b,
+                           struct tendo__tensor *out);
 /* Makes OpenBLAS single-threaded, once (tendo runs BLAS calls on its own
  * threads); nothing without it (src/cpu/matmul.c). */
 void tendo__blas_one_thread(void);

@@ -20,6 +20,7 @@
 #include "core/traits.h"
 #include "cpu/cpu.h"
 #include "cpu/gemm.h"
+#include "cpu/skinny.h"
 
 #ifdef TENDO_HAVE_CBLAS
 #include <cblas.h>
@@ -129,6 +130,7 @@ void tendo__blas_one_thread(void)
  * packs its own). */
 typedef struct {
     const tendo__traits *t;
+    bool skinny; /* src/cpu/skinny.c: a few rows, B streamed unpacked */
     bool blas;
     tendo__pgemm_kind pkind; /* TENDO__PGEMM_NONE: no AVX-512 kernel */
     const char *b;     /* B's first element */
@@ -148,6 +150,8 @@ static bool gemm_rows(const operand *A, const operand *B, const char *a, const c
     const char *ar = a + r0 * A->rs * (int64_t)t->size;
     bool dbl = t->compute == TENDO__COMPUTE_DOUBLE;
 
+    if (ctx->skinny)
+        return tendo__skinny(t, r1 - r0, n, k, ar, A->rs, A->cs, b, B->rs, B->cs, crow, ldc) == 0;
 #ifdef TENDO_HAVE_CBLAS
     if (ctx->blas) {
         enum CBLAS_TRANSPOSE ta, tb;
@@ -280,30 +284,26 @@ typedef struct {
     void (*finish)(void *ctx);
 } mm_hooks;
 
-/* a @ b into a new tensor of dtype out_dt: the shapes planned, the batches
- * folded where they can be, then the shared work and the (batch, tile)
- * tasks on the threads. */
-static tendo__tensor *run_tasks(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo_dtype out_dt,
-                                const mm_hooks *hooks, mm_task task, void *ctx)
+/* a @ b into the dense out (the result's shape): the shapes planned, the
+ * batches folded where they can be, then the shared work and the (batch,
+ * tile) tasks on the threads.  False with the error set. */
+static bool run_tasks(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
+                      const mm_hooks *hooks, mm_task task, void *ctx)
 {
     tendo__mm_plan p;
     int64_t m, n, k, tiles, tasks, parts = 0, col_block;
     cuts rows, cols;
-    tendo__tensor *out;
     int threads = tendo__threads();
     bool failed = false;
 
     if (!tendo__mm_plan_make(op, a, b, &p))
-        return NULL;
-    out = tendo__tensor_new(op, out_dt, p.out_ndim, p.out_shape, a->storage->device);
-    if (!out)
-        return NULL;
+        return false;
     fold_batches(&p);
     m = p.A.rows;
     n = p.B.cols;
     k = p.A.cols;
     if (m * n == 0 || p.nbatches == 0)
-        return out;
+        return true;
     if (p.nbatches * m * n * (k > 0 ? k : 1) < ((int64_t)1 << 18))
         threads = 1;
     rows = cut(m, ROW_BLOCK, ROW_ALIGN);
@@ -333,12 +333,9 @@ TENDO__OMP(omp for schedule(dynamic))
     }
     if (hooks && hooks->finish)
         hooks->finish(ctx);
-    if (failed) {
-        tendo__tensor_free(out);
+    if (failed)
         tendo__fail(TENDO_ERR_OOM, op, "out of memory for GEMM panels");
-        return NULL;
-    }
-    return out;
+    return !failed;
 }
 
 /* Multiply-adds below which an f32 product (per batch) goes to CBLAS
@@ -376,6 +373,22 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
     float_ctx *c = ctx;
     int64_t boff, aoff;
 
+    /* A few rows: the weight streamed once, unpacked.  Each element is
+     * computed alone, so the columns may be split by thread count with no
+     * change of bits: where there are fewer tiles than threads, and always
+     * for a [k, n] weight, whose rows a tile reads a piece of each: pieces
+     * as long as they can be, one per thread, keep the prefetchers
+     * streaming (a weight read as the transposed [n, k] view streams
+     * whole rows in any tile). */
+    if ((c->skinny = tendo__skinny_takes(c->t, p->A.rows, p->A.cols, p->B.cols, p->B.rs, p->B.cs))) {
+        bool rows_of_b = p->B.rs != 1 && p->A.cols > 1;
+        if (rows_of_b || (threads > 1 && p->nbatches * rows->count * ((p->B.cols + *col_block - 1) / *col_block) <
+                                             threads)) {
+            int64_t per = (p->B.cols + threads - 1) / threads;
+            *col_block = (per + COL_ALIGN - 1) / COL_ALIGN * COL_ALIGN;
+        }
+        return 0;
+    }
     c->pkind = pgemm_kind(c->t);
     c->blas = use_blas(&p->A, &p->B, c->t);
     if (c->pkind == TENDO__PGEMM_F32 && c->blas &&
@@ -429,16 +442,16 @@ static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const te
     return gemm_task(p, a, b, out, c, bi, x);
 }
 
-tendo__tensor *tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b)
+bool tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out)
 {
     static const mm_hooks hooks = {float_prepare, float_share, float_finish};
-    float_ctx c = {tendo__traits_of(a->dtype), false, TENDO__PGEMM_NONE, NULL, NULL, NULL, NULL};
+    float_ctx c = {tendo__traits_of(a->dtype), false, false, TENDO__PGEMM_NONE, NULL, NULL, NULL, NULL};
 
     if (c.t->compute != TENDO__COMPUTE_FLOAT && !(c.t->compute == TENDO__COMPUTE_DOUBLE && c.t->own_compute)) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CPU matmul for %s", c.t->name);
-        return NULL;
+        return false;
     }
-    return run_tasks(op, a, b, a->dtype, &hooks, float_task, &c);
+    return run_tasks(op, a, b, out, &hooks, float_task, &c);
 }
 
 #if defined(TENDO_HAVE_I8) && defined(TENDO_HAVE_I32) /* tensor_i8_matmul_i32 */
@@ -457,8 +470,8 @@ static bool i8_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo
                           n) == 0;
 }
 
-tendo__tensor *tendo__cpu_matmul_i32(const char *op, const tendo__tensor *a, const tendo__tensor *b)
+bool tendo__cpu_matmul_i32(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out)
 {
-    return run_tasks(op, a, b, TENDO_I32, NULL, i8_task, NULL);
+    return run_tasks(op, a, b, out, NULL, i8_task, NULL);
 }
 #endif

@@ -1,0 +1,239 @@
+/* src/cpu/skinny-kernels.h - the vector kernels of src/cpu/skinny.c, written
+ * once for any vector width: skinny.c includes this file with SK_WIDTH 8
+ * (AVX2 + FMA + F16C, __m256) and 16 (AVX-512, __m512); each function's
+ * name gets the width as a suffix (SK(dot) is dot_8 or dot_16).
+ *
+ * A weight element of kind SK_F32, SK_F16 or SK_BF16 is widened exactly to
+ * f32 in a register as it is loaded; A is f32 already (skinny.c's copy, its
+ * rows padded with zeros to whole vectors).  A run shorter than a vector
+ * (the end of a row) is copied into a zeroed buffer and loaded from there,
+ * so every element goes through the same arithmetic wherever it sits. */
+
+#if SK_WIDTH == 8
+#define SK(name) name##_8
+#define SK_TARGET __attribute__((target("avx2,fma,f16c")))
+#define VF __m256
+#define VF_ZERO _mm256_setzero_ps
+#define VF_LOADU _mm256_loadu_ps
+#define VF_STOREU _mm256_storeu_ps
+#define VF_SET1 _mm256_set1_ps
+#define VF_FMADD _mm256_fmadd_ps
+#define LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+#define LOAD_BF16(p)                                                                                           \
+    _mm256_castsi256_ps(                                                                                       \
+        _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p))), 16))
+/* The lanes of v summed in a fixed order (halves, then pairs). */
+SK_TARGET static inline float SK(hsum)(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+#elif SK_WIDTH == 16
+#define SK(name) name##_16
+#define SK_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
+#define VF __m512
+#define VF_ZERO _mm512_setzero_ps
+#define VF_LOADU _mm512_loadu_ps
+#define VF_STOREU _mm512_storeu_ps
+#define VF_SET1 _mm512_set1_ps
+#define VF_FMADD _mm512_fmadd_ps
+#define LOAD_F16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define LOAD_BF16(p)                                                                                           \
+    _mm512_castsi512_ps(                                                                                       \
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(p))), 16))
+SK_TARGET static inline float SK(hsum)(__m512 v) { return _mm512_reduce_add_ps(v); }
+#else
+#error "SK_WIDTH must be 8 or 16"
+#endif
+
+#define W SK_WIDTH
+#define SK_INLINE SK_TARGET static inline __attribute__((always_inline))
+/* The loops over a tile's rows and weight rows run a constant number of
+ * times: unrolled, their accumulators live in registers. */
+#define SK_UNROLL _Pragma("GCC unroll 8")
+
+/* W elements of kind at p, widened to f32. */
+SK_INLINE VF SK(load)(int kind, const char *p)
+{
+    return kind == SK_F16 ? LOAD_F16(p) : kind == SK_BF16 ? LOAD_BF16(p) : VF_LOADU((const float *)(const void *)p);
+}
+
+/* The first n (< W) elements of kind at p, the rest zero. */
+SK_INLINE VF SK(load_part)(int kind, const char *p, int64_t n)
+{
+    char buf[W * 4] = {0};
+
+    memcpy(buf, p, (size_t)n * (kind == SK_F32 ? 4 : 2));
+    return SK(load)(kind, buf);
+}
+
+/* One vector of k of a dot_tile: acc[i][j] += ap[i*lda ..] * wv[j]. */
+SK_INLINE void SK(dot_step)(int MI, const float *ap, int64_t lda, const VF wv[4], VF acc[4][4])
+{
+    SK_UNROLL
+    for (int i = 0; i < MI; i++) {
+        VF a = VF_LOADU(ap + i * lda);
+        SK_UNROLL
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = VF_FMADD(a, wv[j], acc[i][j]);
+    }
+}
+
+/* c[i*ldc + j] += the dot product of row i of ap (row stride lda, zero
+ * padded to whole vectors) and weight row w[j] (elements of kind), over k,
+ * for i < MI, j < 4.  Each (i, j) has its own accumulator, summed
+ * across lanes at the end. */
+SK_INLINE void SK(dot_tile)(int kind, int MI, int64_t k, const float *ap, int64_t lda, const char *const w[4],
+                            float *c, int64_t ldc, int nj)
+{
+    int64_t es = kind == SK_F32 ? 4 : 2, p = 0;
+    VF acc[4][4];
+
+    SK_UNROLL
+    for (int i = 0; i < MI; i++)
+        SK_UNROLL
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = VF_ZERO();
+    for (; p + W <= k; p += W) {
+        VF wv[4] = {SK(load)(kind, w[0] + p * es), SK(load)(kind, w[1] + p * es), SK(load)(kind, w[2] + p * es),
+                    SK(load)(kind, w[3] + p * es)};
+        SK(dot_step)(MI, ap + p, lda, wv, acc);
+    }
+    if (p < k) {
+        VF wv[4] = {SK(load_part)(kind, w[0] + p * es, k - p), SK(load_part)(kind, w[1] + p * es, k - p),
+                    SK(load_part)(kind, w[2] + p * es, k - p), SK(load_part)(kind, w[3] + p * es, k - p)};
+        SK(dot_step)(MI, ap + p, lda, wv, acc);
+    }
+    SK_UNROLL
+    for (int i = 0; i < MI; i++)
+        SK_UNROLL
+        for (int j = 0; j < nj; j++)
+            c[i * ldc + j] += SK(hsum)(acc[i][j]);
+}
+
+/* C (m x n, row stride ldc) += A W^T over k: the weight's row j at w + j *
+ * ldw bytes (SK_DOT_TILES: four weight rows by four rows of A a tile). */
+SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *w,
+                       int64_t ldw, float *c, int64_t ldc)
+{
+#define SK_TILE(MI, ai, wr, ci, nj) SK(dot_tile)(kind, MI, k, ai, lda, wr, ci, ldc, nj)
+    SK_DOT_TILES(m, n, ap, lda, w, ldw, c, ldc, SK_TILE);
+#undef SK_TILE
+}
+
+/* Rows i < MI of C (n columns, row stride ldc) += sum over the G (1 to 4)
+ * weight rows b[g] of ap[i*lda + g] * b[g]: one multiply-add per element
+ * and weight row, in increasing g. */
+SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *ap, int64_t lda,
+                              const char *const b[4], float *c, int64_t ldc)
+{
+    int64_t es = kind == SK_F32 ? 4 : 2, j = 0;
+    VF a[8][4];
+
+    SK_UNROLL
+    for (int i = 0; i < MI; i++)
+        SK_UNROLL
+        for (int g = 0; g < G; g++)
+            a[i][g] = VF_SET1(ap[i * lda + g]);
+    for (; j + W <= n; j += W) {
+        VF bv[4];
+        SK_UNROLL
+        for (int g = 0; g < G; g++)
+            bv[g] = SK(load)(kind, b[g] + j * es);
+        SK_UNROLL
+        for (int i = 0; i < MI; i++) {
+            VF cv = VF_LOADU(c + i * ldc + j);
+            SK_UNROLL
+            for (int g = 0; g < G; g++)
+                cv = VF_FMADD(a[i][g], bv[g], cv);
+            VF_STOREU(c + i * ldc + j, cv);
+        }
+    }
+    if (j < n) {
+        VF bv[4];
+        SK_UNROLL
+        for (int g = 0; g < G; g++)
+            bv[g] = SK(load_part)(kind, b[g] + j * es, n - j);
+        SK_UNROLL
+        for (int i = 0; i < MI; i++) {
+            float part[W] = {0};
+            VF cv;
+            memcpy(part, c + i * ldc + j, (size_t)(n - j) * sizeof(float));
+            cv = VF_LOADU(part);
+            SK_UNROLL
+            for (int g = 0; g < G; g++)
+                cv = VF_FMADD(a[i][g], bv[g], cv);
+            VF_STOREU(part, cv);
+            memcpy(c + i * ldc + j, part, (size_t)(n - j) * sizeof(float));
+        }
+    }
+}
+
+/* Rows i < MI of C += A's rows times the k weight rows (row p at b + p *
+ * ldb bytes), four weight rows per pass over C. */
+SK_INLINE void SK(axpy_rows)(int kind, int MI, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b,
+                             int64_t ldb, float *c, int64_t ldc)
+{
+    int64_t p = 0;
+
+    for (; p + 4 <= k; p += 4) {
+        const char *br[4] = {b + p * ldb, b + (p + 1) * ldb, b + (p + 2) * ldb, b + (p + 3) * ldb};
+        SK(axpy_group)(kind, MI, 4, n, ap + p, lda, br, c, ldc);
+    }
+    for (; p < k; p++) {
+        const char *br[4] = {b + p * ldb, b, b, b};
+        SK(axpy_group)(kind, MI, 1, n, ap + p, lda, br, c, ldc);
+    }
+}
+
+/* C (m x n) += A B for B's rows at b + p * ldb bytes: A's rows eight at a time. */
+SK_INLINE void SK(axpy)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b,
+                        int64_t ldb, float *c, int64_t ldc)
+{
+    for (int64_t i = 0; i < m; i += 8) {
+        const float *ai = ap + i * lda;
+        float *ci = c + i * ldc;
+
+        switch (m - i < 8 ? m - i : 8) {
+        case 1: SK(axpy_rows)(kind, 1, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 2: SK(axpy_rows)(kind, 2, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 3: SK(axpy_rows)(kind, 3, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 4: SK(axpy_rows)(kind, 4, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 5: SK(axpy_rows)(kind, 5, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 6: SK(axpy_rows)(kind, 6, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 7: SK(axpy_rows)(kind, 7, n, k, ai, lda, b, ldb, ci, ldc); break;
+        default: SK(axpy_rows)(kind, 8, n, k, ai, lda, b, ldb, ci, ldc); break;
+        }
+    }
+}
+
+/* The entry points of each kind (skinny.c's table): dot_f32 ... axpy_bf16. */
+#define SK_ENTRY(op, name, KIND)                                                                                 \
+    SK_TARGET static void SK(name)(int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b, \
+                                   int64_t ldb, float *c, int64_t ldc)                                        \
+    {                                                                                                         \
+        SK(op)(KIND, m, n, k, ap, lda, b, ldb, c, ldc);                                                       \
+    }
+SK_ENTRY(dot, dot_f32, SK_F32)
+SK_ENTRY(dot, dot_f16, SK_F16)
+SK_ENTRY(dot, dot_bf16, SK_BF16)
+SK_ENTRY(axpy, axpy_f32, SK_F32)
+SK_ENTRY(axpy, axpy_f16, SK_F16)
+SK_ENTRY(axpy, axpy_bf16, SK_BF16)
+#undef SK_ENTRY
+
+#undef SK
+#undef SK_TARGET
+#undef SK_INLINE
+#undef SK_UNROLL
+#undef VF
+#undef VF_ZERO
+#undef VF_LOADU
+#undef VF_STOREU
+#undef VF_SET1
+#undef VF_FMADD
+#undef LOAD_F16
+#undef LOAD_BF16
+#undef W

@@ -1,0 +1,297 @@
+/* t/bodies/matmul-body.h - the skinny products (a few rows by a weight, in
+ * the layouts weights are stored in) and matmul_out, per float dtype,
+ * against a double reference.
+ *
+ * Tolerance as t-nn's matmul: k * 2^-23 * sum_p |a_ip| |b_pj| (2^-52 for
+ * f64) plus one rounding to the dtype; on k/8 data every partial sum is
+ * exact, so the result is the exact product rounded once.  The weight comes
+ * as a dense [k, n], as the transposed view of a dense [n, k] (an
+ * nn.Linear weight), and as both again cut from a wider buffer at an
+ * offset; A dense, transposed, or every other element.  Results must be
+ * the same bits at 1, 2 and 3 threads, and matmul_out must give matmul's
+ * bits.  Included by t/each-dtype.h (float dtypes). */
+
+#ifndef T_MATMUL_BODY_ONCE
+#define T_MATMUL_BODY_ONCE
+#include <stdio.h>
+#include <string.h>
+
+/* The layouts of B and of A. */
+enum { B_KN, B_NKT, B_KN_CUT, B_NKT_CUT, B_COUNT };
+static const char *const t_blayout[B_COUNT] = {"[k,n]", "[n,k]^T", "[k,n] cut", "[n,k]^T cut"};
+enum { A_DENSE, A_TRANS, A_STEP, A_COUNT };
+static const char *const t_alayout[A_COUNT] = {"dense", "transposed", "every other"};
+
+/* (m, k, n): vector tails, a k past the widening block (512), m past a
+ * row group (4 and 8) and at and past the skinny limits (32 and 64 rows),
+ * n past a column group. */
+static const int64_t t_mkn[][3] = {
+    {1, 1, 1},   {1, 7, 5},    {1, 16, 4},   {1, 17, 33},  {1, 600, 130}, {2, 33, 7},  {3, 100, 9},
+    {4, 64, 64}, {5, 129, 31}, {7, 15, 100}, {8, 513, 17}, {9, 40, 65},   {13, 77, 6}, {16, 256, 20},
+    {17, 31, 50}, {24, 18, 19}, {32, 21, 9}, {33, 20, 21}, {64, 9, 40}, {65, 10, 11},
+};
+#endif
+
+/* A [rows, cols] tensor of data set ds in one of the A layouts (or, for
+ * B, the B layouts), its values row-major in *vals (the caller frees). */
+static TT *DTFN(mm_operand)(bool is_b, int layout, int64_t rows, int64_t cols, int ds, uint64_t *rng, double **vals)
+{
+    /* the base: [rows, cols], [cols, rows] to transpose, or wider to cut */
+    bool trans = is_b ? layout == B_NKT || layout == B_NKT_CUT : layout == A_TRANS;
+    bool cut = is_b && (layout == B_KN_CUT || layout == B_NKT_CUT), step = !is_b && layout == A_STEP;
+    int64_t br = trans ? cols : rows, bc = (trans ? rows : cols) * (step ? 2 : 1) + (cut ? 3 : 0);
+    E *raw = malloc((size_t)(br * bc) * sizeof *raw);
+    TT *base, *v, *w;
+
+    for (int64_t i = 0; i < br * bc; i++) {
+        double x = t_rand_range(rng, -2, 2);
+        raw[i] = E_FROM_DOUBLE(ds == D_EIGHTHS ? floor(x * 8) / 8 : x);
+    }
+    base = TFN(from_data)(raw, 2, (const int64_t[]){br, bc}, tendo_cpu());
+    free(raw);
+    if (!base)
+        bail("from_data: %s", tendo_error_message(tendo_last_error()));
+    v = cut ? tensor_slice(base, 1, 1, 1 + (trans ? rows : cols), 1)
+        : step ? tensor_slice(base, 1, 0, bc, 2) : base;
+    if (v != base)
+        tensor_free(base);
+    w = trans ? tensor_transpose(v, 0, 1) : v;
+    if (w != v)
+        tensor_free(v);
+    if (!w || tensor_size(w, 0) != rows || tensor_size(w, 1) != cols)
+        bail("making a %s operand failed", is_b ? t_blayout[layout] : t_alayout[layout]);
+    *vals = DTFN(values)(w);
+    return w;
+}
+
+/* want (m x n) = A B in long double, and tol per element as the header says. */
+static void DTFN(mm_ref)(int64_t m, int64_t k, int64_t n, const double *av, const double *bv, int ds, double *want,
+                         double *tol)
+{
+    double eps = DT_MANTISSA_BITS > 24 ? 0x1p-52 : 0x1p-23;
+
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            long double s = 0;
+            double mag = 0;
+            for (int64_t p = 0; p < k; p++) {
+                s += (long double)av[i * k + p] * bv[p * n + j];
+                mag += fabs(av[i * k + p] * bv[p * n + j]);
+            }
+            want[i * n + j] = ds == D_EIGHTHS ? E_TO_DOUBLE(E_FROM_DOUBLE((double)s)) : (double)s;
+            tol[i * n + j] = ds == D_EIGHTHS ? 0 : (double)k * eps * mag + DTFN(narrow_tol)((double)s);
+        }
+}
+
+/* Every (m, k, n) x B layout x A layout x data set against the reference. */
+static void DTFN(test_skinny_values)(void)
+{
+    for (int bl = 0; bl < B_COUNT; bl++) {
+        t_check c = {0};
+        for (size_t s = 0; s < sizeof t_mkn / sizeof *t_mkn; s++)
+            for (int al = 0; al < A_COUNT; al++)
+                for (int ds = 0; ds < 2; ds++) {
+                    int64_t m = t_mkn[s][0], k = t_mkn[s][1], n = t_mkn[s][2];
+                    uint64_t rng = 0x5eed + s * 131 + (uint64_t)(al * 7 + bl * 31 + ds * 101);
+                    double *av, *bv, *want = malloc((size_t)(m * n) * sizeof *want), *tol = malloc((size_t)(m * n) * sizeof *tol);
+                    TT *a = DTFN(mm_operand)(false, al, m, k, ds, &rng, &av);
+                    TT *b = DTFN(mm_operand)(true, bl, k, n, ds, &rng, &bv);
+                    TT *r = tensor_matmul(a, b);
+                    char what[128];
+
+                    snprintf(what, sizeof what, "[%lld,%lld] %s @ [%lld,%lld] %s, %s", (long long)m, (long long)k,
+                             t_alayout[al], (long long)k, (long long)n, t_blayout[bl],
+                             ds == D_EIGHTHS ? "eighths" : "random");
+                    DTFN(mm_ref)(m, k, n, av, bv, ds, want, tol);
+                    DTFN(check_against)(&c, what, r, 2, (const int64_t[]){m, n}, want, tol);
+                    tensor_free(r);
+                    tensor_free(a);
+                    tensor_free(b);
+                    free(av);
+                    free(bv);
+                    free(want);
+                    free(tol);
+                }
+        t_done(&c, "%s skinny and small products with B %s: %zu shapes x %d A layouts x 2 data sets", DT_NAME,
+               t_blayout[bl], sizeof t_mkn / sizeof *t_mkn, A_COUNT);
+    }
+}
+
+/* Element i of t's first dim, that dim removed (a view). */
+static TT *DTFN(pick)(const TT *t, int64_t i)
+{
+    TT *one = tensor_narrow(t, 0, i, 1), *v = one ? tensor_squeeze(one, 0) : NULL;
+
+    tensor_free(one);
+    if (!v)
+        bail("pick: %s", tendo_error_message(tendo_last_error()));
+    return v;
+}
+
+/* Broadcast batches: [2,3,m,k] @ a weight (folded into 6m rows, within
+ * the skinny limit), and [3,m,k] @ [3,k,n] transposed views, against the
+ * 2-D products of each batch. */
+static void DTFN(test_skinny_batches)(void)
+{
+    uint64_t rng = 0xba7c;
+    bool good = true;
+
+    for (int64_t m = 1; m <= 2; m++) {
+        int64_t k = 37, n = 45;
+        TT *a = TFN(rand)(4, (const int64_t[]){2, 3, m, k}, rng++, tendo_cpu());
+        TT *wb = TFN(rand)(2, (const int64_t[]){n, k}, rng++, tendo_cpu());
+        TT *w = tensor_transpose(wb, 0, 1);
+        TT *b3b = TFN(rand)(3, (const int64_t[]){3, n, k}, rng++, tendo_cpu());
+        TT *b3 = tensor_transpose(b3b, 1, 2);
+        TT *r = tensor_matmul(a, w), *r3;
+
+        for (int64_t b0 = 0; good && r && b0 < 2; b0++)
+            for (int64_t b1 = 0; good && b1 < 3; b1++) {
+                TT *a1 = DTFN(pick)(a, b0), *a2 = DTFN(pick)(a1, b1);
+                TT *r1 = DTFN(pick)(r, b0), *r2 = DTFN(pick)(r1, b1);
+                TT *want = tensor_matmul(a2, w), *bw = DTFN(pick)(b3, b1), *want3 = tensor_matmul(a2, bw);
+                TT *got3;
+                E *x = DTFN(raw)(r2), *y = DTFN(raw)(want);
+                r3 = tensor_matmul(a1, b3);
+                got3 = DTFN(pick)(r3, b1);
+                good = memcmp(x, y, (size_t)(m * n) * sizeof *x) == 0;
+                free(x);
+                free(y);
+                x = DTFN(raw)(got3);
+                y = DTFN(raw)(want3);
+                good = good && memcmp(x, y, (size_t)(m * n) * sizeof *x) == 0;
+                free(x);
+                free(y);
+                tensor_free(got3);
+                tensor_free(r3);
+                tensor_free(want3);
+                tensor_free(bw);
+                tensor_free(want);
+                tensor_free(r2);
+                tensor_free(r1);
+                tensor_free(a2);
+                tensor_free(a1);
+            }
+        good = good && r;
+        tensor_free(r);
+        tensor_free(b3);
+        tensor_free(b3b);
+        tensor_free(w);
+        tensor_free(wb);
+        tensor_free(a);
+    }
+    ok(good, "%s [2,3,m,k] @ [n,k]^T and [3,m,k] @ [3,n,k]^T: each batch the bits of its own 2-D product", DT_NAME);
+}
+
+/* The same bits at 1, 2 and 3 threads, for products big enough to be split. */
+static void DTFN(test_skinny_threads)(void)
+{
+    static const int64_t cases[][3] = {{1, 600, 1000}, {3, 257, 2100}, {9, 300, 1000}, {40, 128, 1500}};
+
+    for (size_t s = 0; s < sizeof cases / sizeof *cases; s++)
+        for (int bl = 0; bl < 2; bl++) {
+            int64_t m = cases[s][0], k = cases[s][1], n = cases[s][2];
+            uint64_t rng = 0x7417 + s;
+            double *av, *bv;
+            TT *a = DTFN(mm_operand)(false, A_DENSE, m, k, D_RANDOM, &rng, &av);
+            TT *b = DTFN(mm_operand)(true, bl, k, n, D_RANDOM, &rng, &bv);
+            DTFN(tcheck) tc = {0};
+            int saved = tendo_get_num_threads();
+
+            for (int th = 1; th <= 3; th++) {
+                tendo_set_num_threads(th);
+                DTFN(tcheck_add)(&tc, tensor_matmul(a, b), "matmul");
+            }
+            tendo_set_num_threads(saved);
+            ok(DTFN(tcheck_done)(&tc), "%s [%lld,%lld] @ [%lld,%lld] %s: the same bits at 1, 2 and 3 threads", DT_NAME,
+               (long long)m, (long long)k, (long long)k, (long long)n, t_blayout[bl]);
+            free(av);
+            free(bv);
+            tensor_free(a);
+            tensor_free(b);
+        }
+}
+
+/* matmul_out: matmul's bits in a dense out, its values in a transposed one,
+ * a broadcast batch, and the refusals (out unchanged). */
+static void DTFN(test_matmul_out)(tendo_device dev)
+{
+    uint64_t rng = 0x07;
+    const char *dn = tendo_device_str(dev);
+    TT *a = TFN(rand)(2, (const int64_t[]){3, 40}, rng++, dev), *wb = TFN(rand)(2, (const int64_t[]){50, 40}, rng++, dev);
+    TT *w = tensor_transpose(wb, 0, 1), *want = tensor_matmul(a, w);
+    TT *out = TFN(full)(2, (const int64_t[]){3, 50}, 7.0, dev);
+    TT *outtb = TFN(full)(2, (const int64_t[]){50, 3}, 7.0, dev), *outt = tensor_transpose(outtb, 0, 1);
+    TT *a4 = TFN(rand)(4, (const int64_t[]){2, 3, 2, 40}, rng++, dev), *out4 = TFN(zeros)(4, (const int64_t[]){2, 3, 2, 50}, dev);
+    TT *want4 = tensor_matmul(a4, w), *bad = TFN(full)(2, (const int64_t[]){3, 49}, 7.0, dev);
+    TT *alias = TFN(zeros)(2, (const int64_t[]){6, 50}, dev), *alias_a, *alias_out, *part;
+    E *x, *y;
+    bool good;
+
+    if (!want || !out || !outt || !want4 || !bad || !alias)
+        bail("%s matmul_out setup on %s: %s", DT_NAME, dn, tendo_error_message(tendo_last_error()));
+    ok(tensor_matmul_out(out, a, w) == TENDO_OK, "%s matmul_out on %s into a dense out", DT_NAME, dn);
+    x = DTFN(raw)(out);
+    y = DTFN(raw)(want);
+    ok(memcmp(x, y, 150 * sizeof *x) == 0, "%s matmul_out on %s: matmul's bits", DT_NAME, dn);
+    free(x);
+    ok(tensor_matmul_out(outt, a, w) == TENDO_OK, "%s matmul_out on %s into a transposed view", DT_NAME, dn);
+    x = DTFN(raw)(outt);
+    ok(memcmp(x, y, 150 * sizeof *x) == 0, "%s matmul_out on %s into a transposed view: matmul's bits", DT_NAME, dn);
+    free(x);
+    free(y);
+    ok(tensor_matmul_out(out4, a4, w) == TENDO_OK, "%s matmul_out on %s: [2,3,2,40] @ [40,50] into [2,3,2,50]",
+       DT_NAME, dn);
+    x = DTFN(raw)(out4);
+    y = DTFN(raw)(want4);
+    ok(memcmp(x, y, 600 * sizeof *x) == 0, "%s matmul_out on %s with batches: matmul's bits", DT_NAME, dn);
+    free(x);
+    free(y);
+
+    x = DTFN(raw)(bad);
+    good = tensor_matmul_out(bad, a, w) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "matmul_out: ");
+    y = DTFN(raw)(bad);
+    ok(good && memcmp(x, y, 147 * sizeof *x) == 0, "%s matmul_out on %s into a [3,49] out: TENDO_ERR_SHAPE (%s), out unchanged",
+       DT_NAME, dn, tendo_error_message(tendo_last_error()));
+    free(x);
+    free(y);
+    /* out and a in one [6,50] buffer: rows 2..4 and 0..2 overlap, 3..5 and 0..2 do not */
+    part = tensor_narrow(alias, 0, 0, 3);
+    alias_a = tensor_narrow(part, 1, 0, 40);
+    tensor_free(part);
+    alias_out = tensor_narrow(alias, 0, 2, 3);
+    ok(tensor_matmul_out(alias_out, alias_a, w) == TENDO_ERR_INVALID_ARG &&
+           t_failed_with(TENDO_ERR_INVALID_ARG, "shares memory with a"),
+       "%s matmul_out on %s with out overlapping a: TENDO_ERR_INVALID_ARG (%s)", DT_NAME, dn,
+       tendo_error_message(tendo_last_error()));
+    tensor_free(alias_out);
+    alias_out = tensor_narrow(alias, 0, 3, 3);
+    ok(tensor_matmul_out(alias_out, alias_a, w) == TENDO_OK, "%s matmul_out on %s: out and a disjoint rows of one buffer",
+       DT_NAME, dn);
+    ok(tensor_matmul_out(out, a, a) == TENDO_ERR_SHAPE, "%s matmul_out on %s with mismatched inner dims: TENDO_ERR_SHAPE",
+       DT_NAME, dn);
+    tensor_free(alias_out);
+    tensor_free(alias_a);
+    tensor_free(alias);
+    tensor_free(bad);
+    tensor_free(want4);
+    tensor_free(out4);
+    tensor_free(a4);
+    tensor_free(outt);
+    tensor_free(outtb);
+    tensor_free(out);
+    tensor_free(want);
+    tensor_free(w);
+    tensor_free(wb);
+    tensor_free(a);
+}
+
+static void DTFN(test_matmul)(void)
+{
+    DTFN(test_skinny_values)();
+    DTFN(test_skinny_batches)();
+    DTFN(test_skinny_threads)();
+    DTFN(test_matmul_out)(tendo_cpu());
+    if (DT_BITS > 8 && tendo_cuda_device_count() > 0) /* cuBLAS has no fp8 GEMM: refused, as t-coverage checks */
+        DTFN(test_matmul_out)(tendo_cuda(0));
+}
