@@ -34,6 +34,11 @@
  * The prompt and the tokens must fit the model's context: its
  * max_position_embeddings, or the longer one dynamic and YaRN scaling give.
  *
+ * Each token after the prompt writes its products (q, k, v, o, the MLP's
+ * and the logits) into buffers of one token's size allocated at load
+ * (tensor_matmul_out), and the residual stream, biases and SwiGLU are
+ * updated in place (add_out, silu_out, mul_out).
+ *
  * Under mpirun -np N it runs tensor-parallel, as Megatron-LM splits a
  * layer: rank r holds heads [r H/N, (r+1) H/N) of the attention (their rows
  * of q_proj, k_proj and v_proj, the same columns of o_proj, its share of
@@ -340,6 +345,12 @@ typedef struct {
     bool sliding;                               /* attends to the last window positions only */
 } layer;
 
+/* The results of a forward's products: each layer's in turn (q, k, v,
+ * o_proj's, gate_proj's, up_proj's, down_proj's) and lm_head's logits. */
+typedef struct {
+    T *q, *k, *v, *o, *gate, *up, *down, *logits;
+} products;
+
 typedef struct {
     /* heads, kv_heads and intermediate are this rank's share */
     int64_t hidden, heads, kv_heads, head_dim, intermediate, layers, vocab, max_pos, max_len;
@@ -351,6 +362,7 @@ typedef struct {
     int neos;
     T *embed, *norm, *lm_head;
     layer l[MAX_LAYERS];
+    products one; /* for one token (a decode step), [1, n] each, from load to unload */
     tendo_comm *comm; /* the ranks the layers are split over */
     int rank, ranks;
     double comm_s; /* time in the all_reduces */
@@ -603,6 +615,14 @@ static void load(model *m, const char *dir, int64_t max_len, tendo_device dev)
     }
     tendo_collection_free(c); /* the weights hold their own references */
     rope_tables(&m->rope, max_len, dev);
+    m->one.q = CHECK(tensor_f32_empty(TENDO_SHAPE(1, m->heads * m->head_dim), dev));
+    m->one.k = CHECK(tensor_f32_empty(TENDO_SHAPE(1, m->kv_heads * m->head_dim), dev));
+    m->one.v = CHECK(tensor_f32_empty(TENDO_SHAPE(1, m->kv_heads * m->head_dim), dev));
+    m->one.o = CHECK(tensor_f32_empty(TENDO_SHAPE(1, m->hidden), dev));
+    m->one.gate = CHECK(tensor_f32_empty(TENDO_SHAPE(1, m->intermediate), dev));
+    m->one.up = CHECK(tensor_f32_empty(TENDO_SHAPE(1, m->intermediate), dev));
+    m->one.down = CHECK(tensor_f32_empty(TENDO_SHAPE(1, m->hidden), dev));
+    m->one.logits = CHECK(tensor_f32_empty(TENDO_SHAPE(1, m->vocab), dev));
 }
 
 /* Frees m's tensors. */
@@ -613,6 +633,11 @@ static void unload(model *m)
     tensor_free(m->lm_head);
     tensor_free(m->rope.cos);
     tensor_free(m->rope.sin);
+    {
+        T *ts[] = {m->one.q, m->one.k, m->one.v, m->one.o, m->one.gate, m->one.up, m->one.down, m->one.logits};
+        for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++)
+            tensor_free(ts[j]);
+    }
     for (int64_t i = 0; i < m->layers; i++) {
         layer *l = &m->l[i];
         T *ws[] = {l->attn_norm, l->wq, l->wk, l->wv, l->wo, l->mlp_norm, l->gate, l->up, l->down, l->bq, l->bk,
@@ -637,25 +662,27 @@ static void sum_across(model *m, T *y)
     m->comm_s += (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
 }
 
-/* y + b (y is taken over), or y itself when there is no bias b. */
+/* y += b, in place, when there is a bias b; returns y. */
 static T *plus_bias(T *y, const T *b)
 {
-    T *r;
-
-    if (!b)
-        return y;
-    r = CHECK(tensor_add(y, b));
-    tensor_free(y);
-    return r;
+    if (b && tensor_add_out(y, y, b) != TENDO_OK)
+        die("adding a bias");
+    return y;
 }
 
-/* x @ w^T (w is [out, in]), plus b when there is one. */
-static T *linear(const T *x, const T *w, const T *b)
+/* x @ w^T (w is [out, in]), plus b when there is one: into out, which it
+ * returns, when out is not NULL (one of m->one's, for one token), else a
+ * new tensor. */
+static T *linear(const T *x, const T *w, const T *b, T *out)
 {
     T *wt = CHECK(tensor_transpose(w, 0, 1));
-    T *y = CHECK(tensor_matmul(x, wt));
+
+    if (out && tensor_matmul_out(out, x, wt) != TENDO_OK)
+        die("matmul into a step buffer");
+    if (!out)
+        out = CHECK(tensor_matmul(x, wt));
     tensor_free(wt);
-    return plus_bias(y, b);
+    return plus_bias(out, b);
 }
 
 /* [L, heads * d] -> [1, heads, L, d] (a view). */
@@ -690,11 +717,16 @@ static T *window_mask(int64_t w, int64_t pos, int64_t n, tendo_device dev)
 }
 
 /* The logits [L, vocab] of tokens ids[0..L) at positions pos, pos+1, ...;
- * each layer's keys and values go into its cache at [pos, pos+L). */
+ * each layer's keys and values go into its cache at [pos, pos+L).  For one
+ * token (a decode step) every product is written into m->one's buffers
+ * (tensor_matmul_out) and the logits are m->one.logits, m's, which the
+ * next forward overwrites; for more, new tensors, the logits the caller's
+ * to free. */
 static T *forward(model *m, const tensor_i64 *ids, int64_t pos)
 {
     int64_t L = tensor_numel(ids), qd = m->heads * m->head_dim;
     tendo_device dev = tensor_device(ids);
+    products out = L == 1 ? m->one : (products){0}; /* NULL: a new tensor */
     tensor_i64 *positions = NULL;
     T *x = CHECK(tensor_index_select(m->embed, 0, ids)); /* [L, hidden] */
     T *cos_t = NULL, *sin_t = NULL, *mask = window_mask(m->window, pos, L, dev);
@@ -706,7 +738,8 @@ static T *forward(model *m, const tensor_i64 *ids, int64_t pos)
     for (int64_t i = 0; i < m->layers; i++) {
         layer *l = &m->l[i];
         T *h = CHECK(tensor_rms_norm(x, l->attn_norm, m->eps));
-        T *q = linear(h, l->wq, l->bq), *k = linear(h, l->wk, l->bk), *v = linear(h, l->wv, l->bv);
+        T *q = linear(h, l->wq, l->bq, out.q), *k = linear(h, l->wk, l->bk, out.k);
+        T *v = linear(h, l->wv, l->bv, out.v);
         T *qh = heads_of(q, L, m->heads, m->head_dim), *kh = heads_of(k, L, m->kv_heads, m->head_dim);
         T *vh = heads_of(v, L, m->kv_heads, m->head_dim);
         T *qr = positions ? CHECK(tensor_rope(qh, positions, m->head_dim, m->rope.theta, false))
@@ -714,7 +747,7 @@ static T *forward(model *m, const tensor_i64 *ids, int64_t pos)
         T *kr = positions ? CHECK(tensor_rope(kh, positions, m->head_dim, m->rope.theta, false))
                           : rotate(kh, cos_t, sin_t);
         T *kslot = CHECK(tensor_narrow(l->kcache, 2, pos, L)), *vslot = CHECK(tensor_narrow(l->vcache, 2, pos, L));
-        T *kall, *vall, *ctx, *ctx_t, *ctx_c, *ctx_m, *o, *res, *h2, *g, *u, *gs, *gu, *mlp, *next;
+        T *kall, *vall, *ctx, *ctx_t, *ctx_c, *ctx_m, *o, *h2, *g, *u, *mlp;
 
         if (tensor_copy_into(kslot, kr) != TENDO_OK || tensor_copy_into(vslot, vh) != TENDO_OK)
             die("the KV cache");
@@ -724,30 +757,34 @@ static T *forward(model *m, const tensor_i64 *ids, int64_t pos)
         ctx_t = CHECK(tensor_transpose(ctx, 1, 2));
         ctx_c = CHECK(tensor_contiguous(ctx_t));
         ctx_m = CHECK(tensor_reshape(ctx_c, TENDO_SHAPE(L, qd)));
-        o = linear(ctx_m, l->wo, NULL);
+        o = linear(ctx_m, l->wo, NULL, out.o);
         sum_across(m, o);
-        o = plus_bias(o, l->bo);
-        res = CHECK(tensor_add(x, o));
-        h2 = CHECK(tensor_rms_norm(res, l->mlp_norm, m->eps));
-        g = linear(h2, l->gate, l->bgate);
-        u = linear(h2, l->up, l->bup);
-        gs = CHECK(tensor_silu(g));
-        gu = CHECK(tensor_mul(gs, u));
-        mlp = linear(gu, l->down, NULL);
+        plus_bias(o, l->bo); /* whole on every rank: once, after the sum */
+        if (tensor_add_out(x, x, o) != TENDO_OK) /* the residual stream, x (ours), in place */
+            die("the residual");
+        h2 = CHECK(tensor_rms_norm(x, l->mlp_norm, m->eps));
+        g = linear(h2, l->gate, l->bgate, out.gate);
+        u = linear(h2, l->up, l->bup, out.up);
+        if (tensor_silu_out(g, g) != TENDO_OK || tensor_mul_out(g, g, u) != TENDO_OK) /* silu(g) * u, in g */
+            die("the MLP's SwiGLU");
+        mlp = linear(g, l->down, NULL, out.down);
         sum_across(m, mlp);
-        mlp = plus_bias(mlp, l->bdown);
-        next = CHECK(tensor_add(res, mlp));
+        plus_bias(mlp, l->bdown);
+        if (tensor_add_out(x, x, mlp) != TENDO_OK)
+            die("the residual");
         {
-            T *ts[] = {x, h, q, k, v, qh, kh, vh, qr, kr, kslot, vslot, kall, vall, ctx, ctx_t, ctx_c, ctx_m,
-                       o, res, h2, g, u, gs, gu, mlp};
+            T *ts[] = {h, qh, kh, vh, qr, kr, kslot, vslot, kall, vall, ctx, ctx_t, ctx_c, ctx_m, h2};
+            T *made[] = {q, k, v, o, g, u, mlp};
             for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++)
                 tensor_free(ts[j]);
+            if (L > 1) /* one token's are m->one's */
+                for (size_t j = 0; j < sizeof made / sizeof made[0]; j++)
+                    tensor_free(made[j]);
         }
-        x = next;
     }
     {
         T *h = CHECK(tensor_rms_norm(x, m->norm, m->eps));
-        T *logits = linear(h, m->lm_head, NULL);
+        T *logits = linear(h, m->lm_head, NULL, out.logits);
         T *ts[] = {h, x, cos_t, sin_t, mask};
         for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++)
             tensor_free(ts[j]);
@@ -1275,7 +1312,8 @@ int main(int argc, char **argv)
     prompt_comm_s = m.comm_s;
     while (logits) {
         int64_t next = choose(&s, logits);
-        tensor_free(logits);
+        if (logits != m.one.logits) /* the prompt's; one token's are m's */
+            tensor_free(logits);
         logits = NULL;
         if (text && is_eos(&m, next)) /* the text ends (npy's tokens are all N, as before) */
             break;
