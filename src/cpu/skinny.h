@@ -29,10 +29,12 @@ struct tendo__traits;
  * rows, since the packed GEMMs pack B on every call. */
 #define TENDO__SKINNY_DOT_ROWS 64
 #define TENDO__SKINNY_AXPY_ROWS 32
+/* f64, whose kernels are plain C: where reading the weight is the cost. */
+#define TENDO__SKINNY_F64_ROWS 2
 
 /* Whether the skinny kernels take an m-row product with B of strides
  * (rsb, csb), elements of dtype t: a float dtype (f64 included), m within
- * the layout's limit, and B with a unit stride. */
+ * the layout's limit (and f64's), and B with a unit stride. */
 bool tendo__skinny_takes(const struct tendo__traits *t, int64_t m, int64_t k, int64_t n, int64_t rsb, int64_t csb);
 
 /* C (m x n, row stride ldc; float, double for a dtype computing in double)
