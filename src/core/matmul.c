@@ -92,17 +92,25 @@ static bool may_share(const tendo__tensor *out, const tendo__tensor *t)
     return !(ohi < tlo || thi < olo);
 }
 
-/* a @ b into the dense out (the plan's shape, the operands' device and
- * dtype) by the device's kernel; false with the error set. */
-static bool run(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out, bool i32)
+/* Whether a's device has the product (i8 x i8 -> i32 where i32 is set);
+ * UNSUPPORTED naming the device otherwise.  Checked before the shapes. */
+static bool device_has(const char *op, const tendo__tensor *a, bool i32)
 {
-    const tendo__device_ops *ops = tendo__device_ops_of(a->storage->device.type);
-
-    if (i32 && !ops->matmul_i32) {
+    if (i32 && !tendo__device_ops_of(a->storage->device.type)->matmul_i32) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no int8 matmul on %s yet (move the tensors to the CPU first)",
                     tendo_device_str(a->storage->device));
         return false;
     }
+    return true;
+}
+
+/* a @ b into the dense out (the plan's shape, the operands' device and
+ * dtype) by the device's kernel (device_has checked); false with the
+ * error set. */
+static bool run(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out, bool i32)
+{
+    const tendo__device_ops *ops = tendo__device_ops_of(a->storage->device.type);
+
     return (i32 ? ops->matmul_i32 : ops->matmul)(op, a, b, out);
 }
 
@@ -115,7 +123,7 @@ static tendo__tensor *product(const char *op, const tendo__tensor *a, const tend
     tendo__tensor *out;
     tendo_dtype dt;
 
-    if (!tendo__check_inputs(op, 2, in) || !tendo__mm_plan_make(op, a, b, &p))
+    if (!tendo__check_inputs(op, 2, in) || !device_has(op, a, i32) || !tendo__mm_plan_make(op, a, b, &p))
         return NULL;
     dt = a->dtype;
 #ifdef TENDO_HAVE_I32
@@ -142,7 +150,7 @@ static tendo_status product_into(const char *op, tendo__tensor *out, const tendo
     tendo__tensor *tmp;
     tendo_status st = TENDO_OK;
 
-    if (!tendo__check_inputs(op, 2, in) || !tendo__mm_plan_make(op, a, b, &p) ||
+    if (!tendo__check_inputs(op, 2, in) || !device_has(op, a, i32) || !tendo__mm_plan_make(op, a, b, &p) ||
         !tendo__check_tensor(op, "out", out))
         return tendo_error_status(tendo_last_error());
     if (may_share(out, a) || may_share(out, b))
