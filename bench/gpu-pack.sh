@@ -15,7 +15,9 @@ progs="t/t-cuda t/t-coverage t/t-grad t/t-attention t/t-matmul t/t-index t/t-ord
 examples/tendo-embed examples/tendo-generate tools/tendo bench/bench-gpu"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-(cd "$build" && make -j"$(nproc)" $progs >/dev/null)
+# `make` first: the generated sources the tests include come with all, not
+# with a lone program target (BUILT_SOURCES)
+(cd "$build" && make -j"$(nproc)" >/dev/null && make -j"$(nproc)" $progs >/dev/null)
 mkdir -p "$stage/t" "$stage/examples" "$stage/tools" "$stage/bench" "$stage/lib" "$top/.gpu"
 # the programs themselves: a program linked with the shared libtendo is a
 # libtool wrapper script, its binary in .libs/ (libtendo.so goes in lib/)
