@@ -211,8 +211,8 @@ SK_INLINE void SK(axpy)(int kind, int64_t m, int64_t n, int64_t k, const float *
 
 /* The entry points of each kind (skinny.c's table): dot_f32 ... axpy_bf16. */
 #define SK_ENTRY(op, name, KIND)                                                                                 \
-    SK_TARGET static void SK(name)(int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b, \
-                                   int64_t ldb, float *c, int64_t ldc)                                        \
+    SK_TARGET static void SK(name)(int64_t m, int64_t n, int64_t k, const void *ap, int64_t lda, const char *b,  \
+                                   int64_t ldb, void *c, int64_t ldc)                                         \
     {                                                                                                         \
         SK(op)(KIND, m, n, k, ap, lda, b, ldb, c, ldc);                                                       \
     }

@@ -29,11 +29,12 @@
 /* Weight element kinds the vector kernels widen in registers. */
 enum { SK_F32, SK_F16, SK_BF16, SK_KINDS };
 
-/* C (m x n, row stride ldc) += A B over k, A f32 (row stride lda, rows
- * padded with zeros to whole vectors), B's column j (dot) or row p (axpy)
+/* C (m x n, row stride ldc) += A B over k: A in the kernel's form (f32;
+ * raw bf16 for vdpbf16ps; f64 for f64, as C is), row stride lda, its rows
+ * padded with zeros to whole vectors; B's column j (dot) or row p (axpy)
  * at b + j * ldb or b + p * ldb bytes. */
-typedef void (*sk_fn)(int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b, int64_t ldb,
-                      float *c, int64_t ldc);
+typedef void (*sk_fn)(int64_t m, int64_t n, int64_t k, const void *ap, int64_t lda, const char *b, int64_t ldb,
+                      void *c, int64_t ldc);
 
 /* A's rows are padded to a multiple of this many elements (the widest vector). */
 #define PAD 16
@@ -44,76 +45,45 @@ typedef void (*sk_fn)(int64_t m, int64_t n, int64_t k, const float *ap, int64_t 
 
 /* ---- portable kernels ---------------------------------------------------------- */
 
-/* Dot products in eight partial sums (lane l takes p = l mod 8), added in
- * lane order at the end. */
-static void dot_c(int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b, int64_t ldb,
-                  float *c, int64_t ldc)
-{
-    for (int64_t j = 0; j < n; j++) {
-        const float *w = (const float *)(const void *)(b + j * ldb);
-        for (int64_t i = 0; i < m; i++) {
-            const float *a = ap + i * lda;
-            float acc[8] = {0}, s = 0.0f;
-            int64_t p = 0;
-            for (; p + 8 <= k; p += 8)
-                for (int l = 0; l < 8; l++)
-                    acc[l] += a[p + l] * w[p + l];
-            for (int l = 0; p + l < k; l++)
-                acc[l] += a[p + l] * w[p + l];
-            for (int l = 0; l < 8; l++)
-                s += acc[l];
-            c[i * ldc + j] += s;
-        }
+/* dot_c and axpy_c (float, eight partial sums), dot_d and axpy_d (f64's,
+ * in double, four): the dot products sum lane l = p mod LANES apart,
+ * then the lanes in order; axpy sums each element of C in increasing p. */
+#define SK_PORTABLE(sfx, T, LANES)                                                                             \
+    static void dot_##sfx(int64_t m, int64_t n, int64_t k, const void *ap, int64_t lda, const char *b,       \
+                          int64_t ldb, void *c, int64_t ldc)                                                 \
+    {                                                                                                        \
+        for (int64_t j = 0; j < n; j++) {                                                                    \
+            const T *w = (const T *)(const void *)(b + j * ldb);                                             \
+            for (int64_t i = 0; i < m; i++) {                                                                \
+                const T *a = (const T *)ap + i * lda;                                                        \
+                T acc[LANES] = {0}, s = 0;                                                                   \
+                int64_t p = 0;                                                                               \
+                for (; p + LANES <= k; p += LANES)                                                           \
+                    for (int l = 0; l < LANES; l++)                                                          \
+                        acc[l] += a[p + l] * w[p + l];                                                       \
+                for (int l = 0; p + l < k; l++)                                                              \
+                    acc[l] += a[p + l] * w[p + l];                                                           \
+                for (int l = 0; l < LANES; l++)                                                              \
+                    s += acc[l];                                                                             \
+                ((T *)c)[i * ldc + j] += s;                                                                  \
+            }                                                                                                \
+        }                                                                                                    \
+    }                                                                                                        \
+    static void axpy_##sfx(int64_t m, int64_t n, int64_t k, const void *ap, int64_t lda, const char *b,      \
+                           int64_t ldb, void *c, int64_t ldc)                                                \
+    {                                                                                                        \
+        for (int64_t p = 0; p < k; p++) {                                                                    \
+            const T *w = (const T *)(const void *)(b + p * ldb);                                             \
+            for (int64_t i = 0; i < m; i++) {                                                                \
+                T a = ((const T *)ap)[i * lda + p], *ci = (T *)c + i * ldc;                                  \
+                for (int64_t j = 0; j < n; j++)                                                              \
+                    ci[j] += a * w[j];                                                                       \
+            }                                                                                                \
+        }                                                                                                    \
     }
-}
-
-/* Each element of C summed in increasing p. */
-static void axpy_c(int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b, int64_t ldb,
-                   float *c, int64_t ldc)
-{
-    for (int64_t p = 0; p < k; p++) {
-        const float *w = (const float *)(const void *)(b + p * ldb);
-        for (int64_t i = 0; i < m; i++) {
-            float a = ap[i * lda + p], *ci = c + i * ldc;
-            for (int64_t j = 0; j < n; j++)
-                ci[j] += a * w[j];
-        }
-    }
-}
-
-/* The f64 kernels: as dot_c and axpy_c, in double. */
-static void dot_d(int64_t m, int64_t n, int64_t k, const double *ap, int64_t lda, const double *w, int64_t ldw,
-                  double *c, int64_t ldc)
-{
-    for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < m; i++) {
-            const double *a = ap + i * lda, *wj = w + j * ldw;
-            double acc[4] = {0}, s = 0.0;
-            int64_t p = 0;
-            for (; p + 4 <= k; p += 4)
-                for (int l = 0; l < 4; l++)
-                    acc[l] += a[p + l] * wj[p + l];
-            for (int l = 0; p + l < k; l++)
-                acc[l] += a[p + l] * wj[p + l];
-            for (int l = 0; l < 4; l++)
-                s += acc[l];
-            c[i * ldc + j] = s;
-        }
-}
-
-static void axpy_d(int64_t m, int64_t n, int64_t k, const double *ap, int64_t lda, const double *b, int64_t ldb,
-                   double *c, int64_t ldc)
-{
-    for (int64_t i = 0; i < m; i++)
-        memset(c + i * ldc, 0, (size_t)n * sizeof *c);
-    for (int64_t p = 0; p < k; p++)
-        for (int64_t i = 0; i < m; i++) {
-            double a = ap[i * lda + p], *ci = c + i * ldc;
-            const double *w = b + p * ldb;
-            for (int64_t j = 0; j < n; j++)
-                ci[j] += a * w[j];
-        }
-}
+SK_PORTABLE(c, float, 8)
+SK_PORTABLE(d, double, 4)
+#undef SK_PORTABLE
 
 /* ---- vector kernels, one copy per width ------------------------------------------ */
 
@@ -155,6 +125,19 @@ static void axpy_d(int64_t m, int64_t n, int64_t k, const double *ap, int64_t ld
  * j < 4: vdpbf16ps multiplies 32 pairs at a time, each product exact in
  * f32, added into 16 lanes (it treats bf16 subnormals and f32 subnormal
  * results as zero). */
+/* One vector of 32 k of a dpbf16_tile: acc[i][j] += pairs of row i of ap
+ * times pairs of wv[j]. */
+TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_step(int MI, const uint16_t *ap, int64_t lda,
+                                                                        const __m512i wv[4], __m512 acc[4][4])
+{
+    _Pragma("GCC unroll 4") for (int i = 0; i < MI; i++)
+    {
+        __m512i a = _mm512_loadu_si512((const void *)(ap + i * lda));
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
+            acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (__m512bh)a, (__m512bh)wv[j]);
+    }
+}
+
 TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_tile(int MI, int64_t k, const uint16_t *ap,
                                                                         int64_t lda, const char *const w[4],
                                                                         float *c, int64_t ldc, int nj)
@@ -167,22 +150,17 @@ TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_tile(int MI
     for (; p + 32 <= k; p += 32) {
         __m512i wv[4];
         _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) wv[j] = _mm512_loadu_si512((const void *)(w[j] + p * 2));
-        _Pragma("GCC unroll 4") for (int i = 0; i < MI; i++)
-        {
-            __m512i a = _mm512_loadu_si512((const void *)(ap + i * lda + p));
-            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
-                acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (__m512bh)a, (__m512bh)wv[j]);
-        }
+        dpbf16_step(MI, ap + p, lda, wv, acc);
     }
     if (p < k) { /* the end of the rows, through zeroed buffers */
         uint16_t part[4][32] = {{0}};
-        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) memcpy(part[j], w[j] + p * 2, (size_t)(k - p) * 2);
-        _Pragma("GCC unroll 4") for (int i = 0; i < MI; i++)
+        __m512i wv[4];
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
         {
-            __m512i a = _mm512_loadu_si512((const void *)(ap + i * lda + p));
-            _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
-                acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (__m512bh)a, (__m512bh)_mm512_loadu_si512((const void *)part[j]));
+            memcpy(part[j], w[j] + p * 2, (size_t)(k - p) * 2);
+            wv[j] = _mm512_loadu_si512((const void *)part[j]);
         }
+        dpbf16_step(MI, ap + p, lda, wv, acc);
     }
     _Pragma("GCC unroll 4") for (int i = 0; i < MI; i++)
         for (int j = 0; j < nj; j++)
@@ -191,9 +169,12 @@ TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_tile(int MI
 
 /* C += A W^T for bf16 A (raw, as dpbf16_tile takes it) and bf16 weight rows
  * at w + j * ldw bytes: four weight rows by four rows of A at a time. */
-TARGET_BF16 static void dot_dpbf16(int64_t m, int64_t n, int64_t k, const uint16_t *ap, int64_t lda, const char *w,
-                                   int64_t ldw, float *c, int64_t ldc)
+TARGET_BF16 static void dot_dpbf16(int64_t m, int64_t n, int64_t k, const void *a, int64_t lda, const char *w,
+                                   int64_t ldw, void *cv, int64_t ldc)
 {
+    const uint16_t *ap = a;
+    float *c = cv;
+
 #define DP_TILE(MI, ai, wr, ci, nj) dpbf16_tile(MI, k, ai, lda, wr, ci, ldc, nj)
     SK_DOT_TILES(m, n, ap, lda, w, ldw, c, ldc, DP_TILE);
 #undef DP_TILE
@@ -201,21 +182,28 @@ TARGET_BF16 static void dot_dpbf16(int64_t m, int64_t n, int64_t k, const uint16
 #endif
 
 /* The kernels of one path: per weight kind, NULL where the path widens
- * through a buffer instead (the f32 kernel then reads the buffer). */
+ * through a buffer instead (the f32 kernel then reads the buffer); bf16
+ * pairs: its dot[SK_BF16] takes A as raw bf16 (vdpbf16ps), else f32. */
 typedef struct {
     sk_fn dot[SK_KINDS], axpy[SK_KINDS];
+    bool bf16_pairs;
 } sk_path;
 
-static const sk_path portable = {{dot_c, NULL, NULL}, {axpy_c, NULL, NULL}};
+static const sk_path portable = {{dot_c, NULL, NULL}, {axpy_c, NULL, NULL}, false};
 #if SK_X86
-static const sk_path avx2 = {{dot_f32_8, dot_f16_8, dot_bf16_8}, {axpy_f32_8, axpy_f16_8, axpy_bf16_8}};
-static const sk_path avx512 = {{dot_f32_16, dot_f16_16, dot_bf16_16}, {axpy_f32_16, axpy_f16_16, axpy_bf16_16}};
+static const sk_path avx2 = {{dot_f32_8, dot_f16_8, dot_bf16_8}, {axpy_f32_8, axpy_f16_8, axpy_bf16_8}, false};
+static const sk_path avx512 = {{dot_f32_16, dot_f16_16, dot_bf16_16}, {axpy_f32_16, axpy_f16_16, axpy_bf16_16},
+                               false};
+static const sk_path avx512_bf16 = {{dot_f32_16, dot_f16_16, dot_dpbf16},
+                                    {axpy_f32_16, axpy_f16_16, axpy_bf16_16}, true};
 #endif
 
 /* The path this CPU takes, as TENDO_CPU allows. */
 static const sk_path *path(void)
 {
 #if SK_X86
+    if (tendo__cpu_has(TENDO__CPU_AVX512 | TENDO__CPU_AVX512BF16))
+        return &avx512_bf16;
     if (tendo__cpu_has(TENDO__CPU_AVX512))
         return &avx512;
     if (tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA | TENDO__CPU_F16C))
@@ -292,61 +280,48 @@ static void axpy_widened(const tendo__traits *t, sk_fn axpy, int64_t m, int64_t 
     }
 }
 
+/* Row i of A (k elements, strides rsa, csa, of dtype t) into row i of ap
+ * (row stride lda) in the form the kernel takes: raw bf16 (pairs), else
+ * widened to the compute type; zero padded to lda. */
+static void pack_a_row(const tendo__traits *t, bool pairs, const char *a, int64_t rsa, int64_t csa, int64_t i,
+                       int64_t k, char *ap, int64_t lda, size_t asize)
+{
+    const char *src = a + i * rsa * (int64_t)t->size;
+    char *dst = ap + (size_t)(i * lda) * asize;
+
+    if (pairs)
+        for (int64_t q = 0; q < k; q++)
+            memcpy(dst + q * 2, src + q * csa * 2, 2);
+    else
+        t->widen(src, csa, dst, k);
+    memset(dst + (size_t)k * asize, 0, (size_t)(lda - k) * asize);
+}
+
 int tendo__skinny(const tendo__traits *t, int64_t m, int64_t n, int64_t k, const void *a, int64_t rsa, int64_t csa,
                   const void *b, int64_t rsb, int64_t csb, void *c, int64_t ldc)
 {
     bool dbl = t->compute == TENDO__COMPUTE_DOUBLE, dot = rsb == 1 || k == 1;
-    size_t csize = dbl ? sizeof(double) : sizeof(float), es = t->size;
-    int64_t lda = (k + PAD - 1) / PAD * PAD, ldb = (dot ? csb : rsb) * (int64_t)es;
-    struct tendo__pool_block *blk;
-    char *ap = tendo__gemm_scratch((size_t)(m * lda) * csize, &blk);
     const sk_path *p = path();
     int kind = kind_of(t);
+    bool pairs = dot && kind == SK_BF16 && p->bf16_pairs;
+    size_t csize = dbl ? sizeof(double) : sizeof(float), asize = pairs ? 2 : csize;
+    int64_t pad = pairs ? 2 * PAD : PAD, lda = (k + pad - 1) / pad * pad, ldb = (dot ? csb : rsb) * (int64_t)t->size;
+    sk_fn direct = dbl ? (dot ? dot_d : axpy_d) : kind < 0 ? NULL : dot ? p->dot[kind] : p->axpy[kind];
+    struct tendo__pool_block *blk;
+    char *ap = tendo__gemm_scratch((size_t)(m * lda) * asize, &blk);
 
     if (!ap)
         return -1;
-#if SK_X86
-    /* bf16 by bf16 with AVX512_BF16: A stays bf16, pairs multiplied by vdpbf16ps */
-    if (kind == SK_BF16 && dot && p == &avx512 && tendo__cpu_has(TENDO__CPU_AVX512BF16)) {
-        int64_t ld16 = (k + 31) / 32 * 32;
-        uint16_t *ab = (uint16_t *)(void *)ap; /* m * ld16 halves fit in the m * lda floats */
-        float *cf = c;
-
-        for (int64_t i = 0; i < m; i++) {
-            const uint16_t *src = (const uint16_t *)a + i * rsa;
-            for (int64_t q = 0; q < k; q++)
-                ab[i * ld16 + q] = src[q * csa];
-            memset(ab + i * ld16 + k, 0, (size_t)(ld16 - k) * 2);
-            memset(cf + i * ldc, 0, (size_t)n * sizeof *cf);
-        }
-        dot_dpbf16(m, n, k, ab, ld16, b, ldb, cf, ldc);
-        tendo__gemm_scratch_free(blk);
-        return 0;
+    for (int64_t i = 0; i < m; i++) {
+        pack_a_row(t, pairs, a, rsa, csa, i, k, ap, lda, asize);
+        memset((char *)c + (size_t)(i * ldc) * csize, 0, (size_t)n * csize);
     }
-#endif
-    for (int64_t i = 0; i < m; i++) { /* A widened, each row zero padded */
-        t->widen((const char *)a + i * rsa * (int64_t)es, csa, ap + (size_t)(i * lda) * csize, k);
-        memset(ap + (size_t)(i * lda + k) * csize, 0, (size_t)(lda - k) * csize);
-    }
-    if (dbl) {
-        if (dot)
-            dot_d(m, n, k, (const double *)(const void *)ap, lda, b, csb, c, ldc);
-        else
-            axpy_d(m, n, k, (const double *)(const void *)ap, lda, b, rsb, c, ldc);
-    } else {
-        const float *af = (const float *)(const void *)ap;
-        float *cf = c;
-        sk_fn direct = kind < 0 ? NULL : dot ? p->dot[kind] : p->axpy[kind];
-
-        for (int64_t i = 0; i < m; i++)
-            memset(cf + i * ldc, 0, (size_t)n * sizeof *cf);
-        if (direct)
-            direct(m, n, k, af, lda, b, ldb, cf, ldc);
-        else if (dot)
-            dot_widened(t, p->dot[SK_F32], m, n, k, af, lda, b, ldb, cf, ldc);
-        else
-            axpy_widened(t, p->axpy[SK_F32], m, n, k, af, lda, b, ldb, cf, ldc);
-    }
+    if (direct)
+        direct(m, n, k, ap, lda, b, ldb, c, ldc);
+    else if (dot)
+        dot_widened(t, p->dot[SK_F32], m, n, k, (const float *)(const void *)ap, lda, b, ldb, c, ldc);
+    else
+        axpy_widened(t, p->axpy[SK_F32], m, n, k, (const float *)(const void *)ap, lda, b, ldb, c, ldc);
     tendo__gemm_scratch_free(blk);
     return 0;
 }
