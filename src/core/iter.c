@@ -133,9 +133,7 @@ bool tendo__check_inputs(const char *op, int nin, const tendo__tensor *const *in
     return tendo__check_device(op, in[0]->storage->device);
 }
 
-/* The lowest and highest storage offsets t touches over shape (with t's
- * strides broadcast to it). */
-static void span(const tendo__tensor *t, int ndim, const int64_t *shape, int64_t *lo, int64_t *hi)
+void tendo__span(const tendo__tensor *t, int ndim, const int64_t *shape, int64_t *lo, int64_t *hi)
 {
     int lead = ndim - t->ndim;
 
@@ -178,8 +176,8 @@ static bool partial_overlap(const tendo__tensor *out, const tendo__tensor *in)
     }
     if (same)
         return false;
-    span(out, out->ndim, out->shape, &olo, &ohi);
-    span(in, out->ndim, out->shape, &ilo, &ihi);
+    tendo__span(out, out->ndim, out->shape, &olo, &ohi);
+    tendo__span(in, out->ndim, out->shape, &ilo, &ihi);
     if (ohi < ilo || ihi < olo)
         return false;
     /* interleaved views (x[0::2] and x[1::2]) share a range but no element:

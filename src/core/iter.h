@@ -57,6 +57,9 @@ tendo__tensor *tendo__elementwise(const char *op, tendo__tensor *out, tendo_dtyp
 /* Whether `small` broadcasts to big's shape exactly (the broadcast of
  * the two is big's shape); sets TENDO_ERR_SHAPE naming both otherwise. */
 bool tendo__broadcasts_to(const char *op, const tendo__tensor *small, const tendo__tensor *big);
+/* The lowest and highest storage offsets t touches over shape (with t's
+ * strides broadcast to it; ndim >= t's). */
+void tendo__span(const tendo__tensor *t, int ndim, const int64_t *shape, int64_t *lo, int64_t *hi);
 /* The same checks for an op whose output must have a given shape. */
 bool tendo__check_out(const char *op, const tendo__tensor *out, int ndim, const int64_t *shape,
                       int nin, const tendo__tensor *const *in);

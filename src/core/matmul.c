@@ -69,16 +69,6 @@ void tendo__mm_batch_offsets(const tendo__mm_plan *p, int64_t bi, int64_t *aoff,
     }
 }
 
-/* The lowest and highest element offsets t reaches. */
-static void reach(const tendo__tensor *t, int64_t *lo, int64_t *hi)
-{
-    *lo = *hi = t->offset;
-    for (int d = 0; d < t->ndim; d++) {
-        int64_t step = (t->shape[d] - 1) * t->stride[d];
-        *(step < 0 ? lo : hi) += step;
-    }
-}
-
 /* Whether out's elements may share memory with t's (same storage and
  * overlapping ranges: a product reads its operands while it writes). */
 static bool may_share(const tendo__tensor *out, const tendo__tensor *t)
@@ -87,8 +77,8 @@ static bool may_share(const tendo__tensor *out, const tendo__tensor *t)
 
     if (out->storage != t->storage || out->numel == 0 || t->numel == 0)
         return false;
-    reach(out, &olo, &ohi);
-    reach(t, &tlo, &thi);
+    tendo__span(out, out->ndim, out->shape, &olo, &ohi);
+    tendo__span(t, t->ndim, t->shape, &tlo, &thi);
     return !(ohi < tlo || thi < olo);
 }
 

@@ -373,34 +373,27 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
     float_ctx *c = ctx;
     int64_t boff, aoff;
 
-    /* A few rows: the weight streamed once, unpacked.  Each element is
-     * computed alone, so the columns may be split by thread count with no
-     * change of bits: where there are fewer tiles than threads, and always
-     * for a [k, n] weight, whose rows a tile reads a piece of each: pieces
-     * as long as they can be, one per thread, keep the prefetchers
-     * streaming (a weight read as the transposed [n, k] view streams
-     * whole rows in any tile). */
-    if ((c->skinny = tendo__skinny_takes(c->t, p->A.rows, p->A.cols, p->B.cols, p->B.rs, p->B.cs))) {
-        bool rows_of_b = p->B.rs != 1 && p->A.cols > 1;
-        if (rows_of_b || (threads > 1 && p->nbatches * rows->count * ((p->B.cols + *col_block - 1) / *col_block) <
-                                             threads)) {
-            int64_t per = (p->B.cols + threads - 1) / threads;
-            *col_block = (per + COL_ALIGN - 1) / COL_ALIGN * COL_ALIGN;
-        }
-        return 0;
-    }
-    c->pkind = pgemm_kind(c->t);
-    c->blas = use_blas(&p->A, &p->B, c->t);
+    /* A few rows: the weight streamed once, unpacked (src/cpu/skinny.c);
+     * else an AVX-512 kernel, CBLAS or tendo__sgemm. */
+    c->skinny = tendo__skinny_takes(c->t, p->A.rows, p->A.cols, p->B.cols, p->B.rs, p->B.cs);
+    c->pkind = c->skinny ? TENDO__PGEMM_NONE : pgemm_kind(c->t);
+    c->blas = !c->skinny && use_blas(&p->A, &p->B, c->t);
     if (c->pkind == TENDO__PGEMM_F32 && c->blas &&
         (p->A.rows * p->B.cols * p->A.cols < PGEMM_MIN || p->A.rows < PGEMM_MIN_ROWS))
         c->pkind = TENDO__PGEMM_NONE; /* small f32 products (attention's per-head ones, a decoder's rows): OpenBLAS */
     if (c->pkind != TENDO__PGEMM_NONE)
         c->blas = false;
-    /* Fewer tiles than threads (one row block of a product too small for
-     * two, as an MLP's [128, 512] layers are): columns split by thread
-     * count, whole slivers each (same bits on any tiles, as below). */
-    if (c->pkind != TENDO__PGEMM_NONE && threads > 1 &&
-        p->nbatches * rows->count * ((p->B.cols + *col_block - 1) / *col_block) < threads) {
+    /* The skinny and AVX-512 kernels give the same bits on any tiles, so
+     * their columns may be split by thread count: where there are fewer
+     * tiles than threads (one row block of a product too small for two, as
+     * an MLP's [128, 512] layers are; AVX-512: whole slivers each), and
+     * always for a skinny product by a [k, n] weight, of whose rows a tile
+     * reads a piece each: pieces as long as they can be, one per thread,
+     * keep the prefetchers streaming (a transposed [n, k] view streams
+     * whole rows in any tile). */
+    if ((c->skinny || c->pkind != TENDO__PGEMM_NONE) &&
+        ((c->skinny && p->B.rs != 1 && p->A.cols > 1) ||
+         (threads > 1 && p->nbatches * rows->count * ((p->B.cols + *col_block - 1) / *col_block) < threads))) {
         int64_t per = (p->B.cols + threads - 1) / threads;
 
         *col_block = (per + COL_ALIGN - 1) / COL_ALIGN * COL_ALIGN;
