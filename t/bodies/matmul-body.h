@@ -2,9 +2,10 @@
  * the layouts weights are stored in) and matmul_out, per float dtype,
  * against a double reference.
  *
- * Tolerance as t-nn's matmul: k * 2^-23 * sum_p |a_ip| |b_pj| (2^-52 for
- * f64) plus one rounding to the dtype; on k/8 data every partial sum is
- * exact, so the result is the exact product rounded once.  The weight comes
+ * Reference and tolerance as t-nn's matmul (t_matmul_ref, matmul_bounds):
+ * k * 2^-23 * sum_p |a_ip| |b_pj| (2^-52 for f64) plus one rounding to the
+ * dtype; on k/8 data every partial sum is exact, so the result is the exact
+ * product rounded once.  The weight comes
  * as a dense [k, n], as the transposed view of a dense [n, k] (an
  * nn.Linear weight), and as both again cut from a wider buffer at an
  * offset; A dense, transposed, or every other element.  Results must be
@@ -15,6 +16,8 @@
 #define T_MATMUL_BODY_ONCE
 #include <stdio.h>
 #include <string.h>
+
+#include "matmul-ref.h"
 
 /* The layouts of B and of A. */
 enum { B_KN, B_NKT, B_KN_CUT, B_NKT_CUT, B_COUNT };
@@ -64,25 +67,6 @@ static TT *DTFN(mm_operand)(bool is_b, int layout, int64_t rows, int64_t cols, i
     return w;
 }
 
-/* want (m x n) = A B in long double, and tol per element as the header says. */
-static void DTFN(mm_ref)(int64_t m, int64_t k, int64_t n, const double *av, const double *bv, int ds, double *want,
-                         double *tol)
-{
-    double eps = DT_MANTISSA_BITS > 24 ? 0x1p-52 : 0x1p-23;
-
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            long double s = 0;
-            double mag = 0;
-            for (int64_t p = 0; p < k; p++) {
-                s += (long double)av[i * k + p] * bv[p * n + j];
-                mag += fabs(av[i * k + p] * bv[p * n + j]);
-            }
-            want[i * n + j] = ds == D_EIGHTHS ? E_TO_DOUBLE(E_FROM_DOUBLE((double)s)) : (double)s;
-            tol[i * n + j] = ds == D_EIGHTHS ? 0 : (double)k * eps * mag + DTFN(narrow_tol)((double)s);
-        }
-}
-
 /* Every (m, k, n) x B layout x A layout x data set against the reference. */
 static void DTFN(test_skinny_values)(void)
 {
@@ -93,7 +77,9 @@ static void DTFN(test_skinny_values)(void)
                 for (int ds = 0; ds < 2; ds++) {
                     int64_t m = t_mkn[s][0], k = t_mkn[s][1], n = t_mkn[s][2];
                     uint64_t rng = 0x5eed + s * 131 + (uint64_t)(al * 7 + bl * 31 + ds * 101);
-                    double *av, *bv, *want = malloc((size_t)(m * n) * sizeof *want), *tol = malloc((size_t)(m * n) * sizeof *tol);
+                    double *av, *bv, *want, *tol;
+                    int64_t so[TENDO_MAX_DIMS], kk;
+                    int no;
                     TT *a = DTFN(mm_operand)(false, al, m, k, ds, &rng, &av);
                     TT *b = DTFN(mm_operand)(true, bl, k, n, ds, &rng, &bv);
                     TT *r = tensor_matmul(a, b);
@@ -102,8 +88,10 @@ static void DTFN(test_skinny_values)(void)
                     snprintf(what, sizeof what, "[%lld,%lld] %s @ [%lld,%lld] %s, %s", (long long)m, (long long)k,
                              t_alayout[al], (long long)k, (long long)n, t_blayout[bl],
                              ds == D_EIGHTHS ? "eighths" : "random");
-                    DTFN(mm_ref)(m, k, n, av, bv, ds, want, tol);
-                    DTFN(check_against)(&c, what, r, 2, (const int64_t[]){m, n}, want, tol);
+                    t_matmul_ref(2, (const int64_t[]){m, k}, av, 2, (const int64_t[]){k, n}, bv, &no, so, &want, &tol,
+                                 &kk);
+                    DTFN(matmul_bounds)(m * n, kk, ds == D_EIGHTHS, want, tol);
+                    DTFN(check_against)(&c, what, r, no, so, want, tol);
                     tensor_free(r);
                     tensor_free(a);
                     tensor_free(b);

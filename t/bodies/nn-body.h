@@ -35,53 +35,13 @@
 #define T_NN_BODY_ONCE
 
 #include "check.h"
+#include "matmul-ref.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #define T_U 0x1p-24
-
-/* numpy.matmul in double: out (shape *no/so) and sum |a||b| per element
- * (the caller frees both); false when the shapes do not match. */
-static bool t_matmul_ref(int na, const int64_t *sa, const double *av, int nb, const int64_t *sb, const double *bv,
-                         int *no, int64_t *so, double **out, double **mag, int64_t *kk)
-{
-    int abn = na > 2 ? na - 2 : 0, bbn = nb > 2 ? nb - 2 : 0, nbatch;
-    int64_t m = na == 1 ? 1 : sa[na - 2], k = sa[na - 1], k2 = nb == 1 ? sb[0] : sb[nb - 2];
-    int64_t n = nb == 1 ? 1 : sb[nb - 1], batch[TENDO_MAX_DIMS], nbt, total;
-
-    if (na == 0 || nb == 0 || k != k2 || !t_bshape(abn, sa, bbn, sb, &nbatch, batch))
-        return false;
-    *no = 0;
-    for (int d = 0; d < nbatch; d++)
-        so[(*no)++] = batch[d];
-    if (na > 1)
-        so[(*no)++] = m;
-    if (nb > 1)
-        so[(*no)++] = n;
-    nbt = t_numel(nbatch, batch);
-    total = nbt * m * n;
-    *out = malloc((size_t)(total ? total : 1) * sizeof **out);
-    *mag = malloc((size_t)(total ? total : 1) * sizeof **mag);
-    *kk = k;
-    for (int64_t bi = 0; bi < nbt; bi++) {
-        int64_t ia = t_bcast(nbatch, batch, abn, sa, bi), ib = t_bcast(nbatch, batch, bbn, sb, bi);
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) {
-                /* in long double: a reference for f64 results too */
-                long double s = 0, g = 0;
-                for (int64_t p = 0; p < k; p++) {
-                    long double x = av[(ia * m + i) * k + p], y = bv[(ib * k + p) * n + j];
-                    s += x * y;
-                    g += fabsl(x * y);
-                }
-                (*out)[(bi * m + i) * n + j] = (double)s;
-                (*mag)[(bi * m + i) * n + j] = (double)g;
-            }
-    }
-    return true;
-}
 
 static const struct t_mmcase {
     int na;
@@ -139,11 +99,7 @@ static const char *const t_norm_names[N_COUNT] = {
 
 /* ---- per dtype ------------------------------------------------------------------- */
 
-static double DTFN(round)(double x) { return E_TO_DOUBLE(E_FROM_DOUBLE(x)); }
 
-/* The unit of matmul's error bound: float's for the dtypes accumulating in
- * float, double's for f64. */
-#define DT_MM_EPS (DT_MANTISSA_BITS > 24 ? 0x1p-52 : 0x1p-23)
 
 
 /* ---- matmul ------------------------------------------------------------------------ */
@@ -170,14 +126,7 @@ static void DTFN(test_matmul_case)(int cs)
                          t_layout[lb]);
                 if (!t_matmul_ref(mc->na, mc->a, av, mc->nb, mc->b, bv, &no, so, &want, &mag, &k))
                     bail("bad matmul case %d", cs);
-                for (int64_t i = 0; i < t_numel(no, so); i++) {
-                    if (ds == D_EIGHTHS) { /* exact in float: rounded once */
-                        want[i] = DTFN(round)(want[i]);
-                        mag[i] = 0;
-                    } else {
-                        mag[i] = (double)k * DT_MM_EPS * mag[i] + DTFN(narrow_tol)(want[i]);
-                    }
-                }
+                DTFN(matmul_bounds)(t_numel(no, so), k, ds == D_EIGHTHS, want, mag);
                 DTFN(check_against)(&c, what, r, no, so, want, mag);
                 free(want);
                 free(mag);
@@ -211,8 +160,7 @@ static void DTFN(test_matmul_expanded_batch)(void)
         TT *r = tensor_matmul(a, rhs);
 
         t_matmul_ref(3, (const int64_t[]){5, 3, 4}, av, 3, (const int64_t[]){5, 4, 2}, bv, &no, so, &want, &tol, &kk);
-        for (int64_t i = 0; i < t_numel(no, so); i++)
-            tol[i] = (double)kk * DT_MM_EPS * tol[i] + DTFN(narrow_tol)(want[i]);
+        DTFN(matmul_bounds)(t_numel(no, so), kk, false, want, tol);
         DTFN(check_against)(&c, k ? "b expanded too" : "b transposed", r, no, so, want, tol);
         tensor_free(r);
         free(av);
