@@ -422,7 +422,9 @@ static void DTFN(test_cuda_create_and_move)(void)
        "%s rand on cuda:0 is bit-identical to the CPU's", DT_NAME);
     tensor_free(c), tensor_free(g);
     c = TFN(randn)(2, shape, 7, tendo_cpu()), g = TFN(randn)(2, shape, 7, tendo_cuda(0));
-    DTFN(cu_same)(c, g, CU_TOL, "randn agrees with the CPU to rounding");
+    /* normals are drawn in float for every dtype (src/core/philox.h):
+     * logf and cosf may round differently on the two devices */
+    DTFN(cu_same)(c, g, CU_TOL > 16 * 0x1p-23 ? CU_TOL : 16 * 0x1p-23, "randn agrees with the CPU to float rounding");
     tensor_free(c), tensor_free(g);
     c = TFN(full)(2, shape, 2.5, tendo_cpu()), g = TFN(full)(2, shape, 2.5, tendo_cuda(0));
     DTFN(cu_same)(c, g, 0, "full");
