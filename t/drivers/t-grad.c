@@ -105,7 +105,9 @@ static tendo__tensor *convert(const tendo__tensor *t, tendo_dtype dt, tendo_devi
 {
     bool was = tendo_set_grad_enabled(false); /* a copy outside any record */
     tendo__tensor *c = (tendo__tensor *)(void *)tendo_tensor_to_dtype((const tendo_tensor *)(const void *)t, dt);
-    tendo__tensor *m = c && d.type != TENDO_CPU ? (tendo__tensor *)(void *)tendo_tensor_to_device((tendo_tensor *)(void *)c, d) : c;
+    tendo__tensor *m = c && !tendo_device_equal(c->storage->device, d)
+                           ? (tendo__tensor *)(void *)tendo_tensor_to_device((tendo_tensor *)(void *)c, d)
+                           : c;
 
     tendo_set_grad_enabled(was);
     if (m != c)
