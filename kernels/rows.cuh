@@ -15,6 +15,10 @@
  * Softmax and the norms run a block per row; a row of up to
  * TENDO_ROW_CACHE floats is read from global memory once into shared
  * memory (one read, one write per element), longer rows are read again.
+ * Contiguous rows are read and written 16 bytes at a time: long-row
+ * reductions check each row, softmax and the norms are launched with
+ * V = 16 / sizeof(T) elements per access when every row allows it (step 1,
+ * 16-byte aligned starts, a whole number of vectors) and V = 1 otherwise.
  * Rows are indexed in 64 bits only: the index math is per row, not per
  * element, so a 32-bit variant would double the kernels (and nvcc's time)
  * for nothing measurable.
@@ -60,10 +64,22 @@ __global__ void tendo_reduce_warp(tendo__cu_rows r)
 template <typename T, typename R>
 static __device__ __forceinline__ typename R::A tendo_fold_row(const T *x, int64_t lo, int64_t hi, int64_t step, typename R::A *sh)
 {
+    const int V = 16 / sizeof(T);
     typename R::A acc = R::identity();
+
+    if (step == 1 && tendo_aligned16(x + lo) && (hi - lo) % V == 0) { /* uniform per block */
+        const tendo_vec<T, V> *xv = (const tendo_vec<T, V> *)(x + lo);
+        for (int64_t q = threadIdx.x; q < (hi - lo) / V; q += blockDim.x) {
+            tendo_vec<T, V> e = xv[q];
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                acc = R::combine(acc, tendo_ld(e.v[i]));
+        }
+    } else {
 #pragma unroll 4
-    for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x)
-        acc = R::combine(acc, tendo_ld(x[k * step]));
+        for (int64_t k = lo + threadIdx.x; k < hi; k += blockDim.x)
+            acc = R::combine(acc, tendo_ld(x[k * step]));
+    }
     return tendo_block_reduce(acc, R(), R::identity(), sh);
 }
 
@@ -269,20 +285,71 @@ struct tendo_fold_max {
     template <typename C> __device__ __forceinline__ C operator()(C a, C b) const { return (a != a || a > b) ? a : b; }
 };
 
-/* Element k of the row: from the shared cache, or from global memory
- * (and into the cache when one is used). */
-template <typename T, typename C>
-static __device__ __forceinline__ C tendo_row_get(const T *x, int64_t step, int64_t k, C *cache, bool fill)
+/* Elements k0 .. k0 + V - 1 of the row into v: from the shared cache, or
+ * from global memory (and into the cache when one is used); V > 1 reads
+ * them as one 16-byte vector (step 1, k0 a multiple of V, the row
+ * aligned), V == 1 reads element k0 at step. */
+template <int V, typename T, typename C>
+static __device__ __forceinline__ void tendo_row_get(const T *x, int64_t step, int64_t k0, C *cache, bool fill, C *v)
 {
-    if (cache && !fill)
-        return cache[k];
-    C v = tendo_ld(x[k * step]);
+    if (cache && !fill) {
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            v[i] = cache[k0 + i];
+        return;
+    }
+    if (V == 1) {
+        v[0] = tendo_ld(x[k0 * step]);
+    } else {
+        tendo_vec<T, V> e = *(const tendo_vec<T, V> *)(x + k0);
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            v[i] = tendo_ld(e.v[i]);
+    }
     if (cache)
-        cache[k] = v;
-    return v;
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            cache[k0 + i] = v[i];
 }
 
-template <typename T, typename I>
+/* v rounded to T into elements k0 .. k0 + V - 1 of the row (as tendo_row_get). */
+template <int V, typename T, typename C>
+static __device__ __forceinline__ void tendo_row_put(T *y, int64_t step, int64_t k0, const C *v)
+{
+    if (V == 1) {
+        y[k0 * step] = tendo_st<T>(v[0]);
+    } else {
+        tendo_vec<T, V> e;
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            e.v[i] = tendo_st<T>(v[i]);
+        *(tendo_vec<T, V> *)(y + k0) = e;
+    }
+}
+
+/* Each thread's V-element pieces of a row of len: the same pieces in every
+ * pass, so that a thread reads back from the cache only what it wrote. */
+#define TENDO_ROW_PIECES(k0, len, V) \
+    for (int64_t k0 = (int64_t)threadIdx.x * (V); k0 < (len); k0 += (int64_t)blockDim.x * (V))
+
+/* Whether every row of r can be read (operand 1) and written (operand 0)
+ * V elements of T at a time, as tendo_row_get and tendo_row_put do. */
+template <typename T>
+static bool tendo_rows_vectored(const tendo__cu_rows *r, int V)
+{
+    if (V == 1 || r->in_step != 1 || r->out_step != 1 || r->len % V != 0)
+        return false;
+    for (int k = 0; k < 2; k++) {
+        if (!tendo_aligned16(r->rows.base[k]))
+            return false;
+        for (int d = 0; d < r->rows.ndim; d++)
+            if (r->rows.stride[k][d] * (int64_t)sizeof(T) % 16 != 0)
+                return false;
+    }
+    return true;
+}
+
+template <typename T, typename I, int V>
 __global__ void tendo_softmax_rows(tendo__cu_rows r, int log, int cached)
 {
     typedef typename tendo_ct_<T>::C C;
@@ -294,23 +361,29 @@ __global__ void tendo_softmax_rows(tendo__cu_rows r, int log, int cached)
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *x = (const T *)r.rows.base[1] + off[1];
         T *y = (T *)r.rows.base[0] + off[0];
-        C m = -INFINITY, s = 0;
+        C m = -INFINITY, s = 0, v[V];
 
-        /* each thread only ever touches its own k of the cache */
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
-            m = tendo_fold_max()(m, tendo_row_get(x, r.in_step, k, cache, true));
+        TENDO_ROW_PIECES(k0, r.len, V) {
+            tendo_row_get<V>(x, r.in_step, k0, cache, true, v);
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                m = tendo_fold_max()(m, v[i]);
+        }
         m = tendo_block_reduce(m, tendo_fold_max(), (C)-INFINITY, sh);
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
-            s += tendo_exp(tendo_row_get(x, r.in_step, k, cache, false) - m);
+        TENDO_ROW_PIECES(k0, r.len, V) {
+            tendo_row_get<V>(x, r.in_step, k0, cache, false, v);
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                s += tendo_exp(v[i] - m);
+        }
         s = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
-        if (log) {
-            C ls = tendo_log(s);
-            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
-                y[k * r.out_step] = tendo_st<T>((tendo_row_get(x, r.in_step, k, cache, false) - m) - ls);
-        } else {
-            C inv = (C)1 / s;
-            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
-                y[k * r.out_step] = tendo_st<T>(tendo_exp(tendo_row_get(x, r.in_step, k, cache, false) - m) * inv);
+        C ls = log ? tendo_log(s) : (C)0, inv = (C)1 / s;
+        TENDO_ROW_PIECES(k0, r.len, V) {
+            tendo_row_get<V>(x, r.in_step, k0, cache, false, v);
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                v[i] = log ? (v[i] - m) - ls : tendo_exp(v[i] - m) * inv;
+            tendo_row_put<V>(y, r.out_step, k0, v);
         }
     }
 }
@@ -342,7 +415,7 @@ __global__ void tendo_softmax_back_rows(tendo__cu_rows r, int log)
     }
 }
 
-template <typename T, typename I>
+template <typename T, typename I, int V>
 __global__ void tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
 {
     typedef typename tendo_ct_<T>::C C;
@@ -355,29 +428,47 @@ __global__ void tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *x = (const T *)r.rows.base[1] + off[1];
         T *y = (T *)r.rows.base[0] + off[0];
-        C mean = 0, s = 0, scale;
+        C mean = 0, s = 0, scale, v[V];
 
         if (c.rms) {
-            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
-                C v = tendo_row_get(x, r.in_step, k, cache, true);
-                s += v * v;
+            TENDO_ROW_PIECES(k0, r.len, V) {
+                tendo_row_get<V>(x, r.in_step, k0, cache, true, v);
+#pragma unroll
+                for (int i = 0; i < V; i++)
+                    s += v[i] * v[i];
             }
         } else { /* two passes, as the CPU: the mean, then the mean square deviation */
-            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
-                s += tendo_row_get(x, r.in_step, k, cache, true);
+            TENDO_ROW_PIECES(k0, r.len, V) {
+                tendo_row_get<V>(x, r.in_step, k0, cache, true, v);
+#pragma unroll
+                for (int i = 0; i < V; i++)
+                    s += v[i];
+            }
             mean = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh) / (C)r.len;
             s = 0;
-            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
-                C d = tendo_row_get(x, r.in_step, k, cache, false) - mean;
-                s += d * d;
+            TENDO_ROW_PIECES(k0, r.len, V) {
+                tendo_row_get<V>(x, r.in_step, k0, cache, false, v);
+#pragma unroll
+                for (int i = 0; i < V; i++)
+                    s += (v[i] - mean) * (v[i] - mean);
             }
         }
         s = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
         scale = (C)1 / tendo_sqrt(s / (C)r.len + (C)c.eps);
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
-            C v = (tendo_row_get(x, r.in_step, k, cache, false) - mean) * scale;
-            v = v * (w ? (C)tendo_ld(w[k * c.w_stride]) : (C)1) + (b ? (C)tendo_ld(b[k * c.b_stride]) : (C)0);
-            y[k * r.out_step] = tendo_st<T>(v);
+        TENDO_ROW_PIECES(k0, r.len, V) {
+            C wv[V], bv[V];
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                wv[i] = 1, bv[i] = 0;
+            tendo_row_get<V>(x, r.in_step, k0, cache, false, v);
+            if (w)
+                tendo_row_get<V>(w, c.w_stride, k0, (C *)NULL, false, wv);
+            if (b)
+                tendo_row_get<V>(b, c.b_stride, k0, (C *)NULL, false, bv);
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                v[i] = (v[i] - mean) * scale * wv[i] + bv[i];
+            tendo_row_put<V>(y, r.out_step, k0, v);
         }
     }
 }
@@ -515,7 +606,10 @@ static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
 
     if (r->rows.numel == 0)
         return 0;
-    TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t>)(*r, log, cached);
+    if (tendo_rows_vectored<T>(r, 16 / sizeof(T)))
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 16 / sizeof(T)>)(*r, log, cached);
+    else
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 1>)(*r, log, cached);
     return tendo_launched();
 }
 
@@ -539,7 +633,11 @@ static int tendo_norm_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *
 
     if (r->rows.numel == 0)
         return 0;
-    TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t>)(*r, *c);
+    if (tendo_rows_vectored<T>(r, 16 / sizeof(T)) && (!c->w || (c->w_stride == 1 && tendo_aligned16(c->w))) &&
+        (!c->b || (c->b_stride == 1 && tendo_aligned16(c->b))))
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 16 / sizeof(T)>)(*r, *c);
+    else
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 1>)(*r, *c);
     return tendo_launched();
 }
 

@@ -94,7 +94,7 @@ static inline bool tendo_dense(const tendo__cu_iter *it)
     return true;
 }
 
-static inline bool tendo_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+static __host__ __device__ inline bool tendo_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 /* ---- reductions ------------------------------------------------------------ */
 

@@ -221,9 +221,11 @@ static void DTFN(test_cuda_sentinel)(void)
 static void DTFN(test_cuda_rows)(void)
 {
     const DTFN(t_redop) *reds = DTFN(t_reduction)(); /* every [[reduction]] of the registry */
-    /* rows of 1100 (a block per row), of 130 or 3 and of 6 or 2 (a warp
-     * per row, or columns); simulated, each softmax row costs 256 fibers */
-    const int64_t shape[3] = {cu_simulated ? 2 : 6, cu_simulated ? 3 : 130, 1100};
+    /* rows of 1104 (a block per row; a multiple of 16, so that contiguous
+     * rows take the 16-byte loads of every dtype, the other layouts one
+     * element at a time), of 130 or 3 and of 6 or 2 (a warp per row, or
+     * columns); simulated, each softmax row costs 256 fibers */
+    const int64_t shape[3] = {cu_simulated ? 2 : 6, cu_simulated ? 3 : 130, 1104};
     char what[128];
 
     for (int layout = 0; layout < 4; layout++) {
