@@ -5,8 +5,11 @@
  * tendo_sync.  Cases follow issue 4: add bf16/f32 over 2^28 elements (and
  * a device-to-device clone for the copy bound), softmax and layer_norm of
  * [8192,8192] bf16, sum over each dim of [8192,8192] f32, matmul bf16
- * 8192^3 and f32 4096^3, the host overhead of a 1-element add, and 4 MiB
- * pool alloc+free. */
+ * 8192^3 and f32 4096^3, the decode-step products of issue 28 (one row
+ * times a [4096, 4096] or [4096, 11008] weight, stored as nn.Linear's
+ * [out, in] and read through its transposed view, or stored [in, out];
+ * matmul_out into a result made once; GB/s counts the weight), the host
+ * overhead of a 1-element add, and 4 MiB pool alloc+free. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +89,31 @@ int main(void)
         TIME("matmul f32 4096^3 tf32", 5, 0, 2.0 * m * m * m, tensor_free(tensor_matmul(a, b)));
         tendo_set_allow_tf32(false);
         tensor_free(a), tensor_free(b);
+    }
+    {
+        /* [1, k] x weight [k, n]: wt is the stored [n, k], w its transposed view (or [k, n] itself) */
+        static const struct { const char *name; int64_t n; bool stored_nk; } mv[] = {
+            {"matvec bf16 4096x4096 [n,k]^T", 4096, true},
+            {"matvec bf16 4096x11008 [n,k]^T", 11008, true},
+            {"matvec bf16 4096x11008 [k,n]", 11008, false},
+        };
+        const int64_t k = 4096;
+        for (size_t i = 0; i < sizeof mv / sizeof *mv; i++) {
+            tensor_bf16 *x = tensor_bf16_randn(TENDO_SHAPE(1, k), 9, D), *y = tensor_bf16_empty(TENDO_SHAPE(1, mv[i].n), D);
+            tensor_bf16 *stored = mv[i].stored_nk ? tensor_bf16_randn(TENDO_SHAPE(mv[i].n, k), 10, D)
+                                                  : tensor_bf16_randn(TENDO_SHAPE(k, mv[i].n), 10, D);
+            tensor_bf16 *w = mv[i].stored_nk ? tensor_transpose(stored, 0, 1) : stored;
+            TIME(mv[i].name, 200, 2.0 * k * mv[i].n, 0, tensor_matmul_out(y, x, w));
+            if (w != stored)
+                tensor_free(w);
+            tensor_free(stored), tensor_free(x), tensor_free(y);
+        }
+        {
+            tensor_f32 *x = tensor_f32_randn(TENDO_SHAPE(1, k), 9, D), *y = tensor_f32_empty(TENDO_SHAPE(1, 11008), D);
+            tensor_f32 *stored = tensor_f32_randn(TENDO_SHAPE(11008, k), 10, D), *w = tensor_transpose(stored, 0, 1);
+            TIME("matvec f32 4096x11008 [n,k]^T", 200, 4.0 * k * 11008, 0, tensor_matmul_out(y, x, w));
+            tensor_free(w), tensor_free(stored), tensor_free(x), tensor_free(y);
+        }
     }
     {
         tensor_f32 *a = tensor_f32_ones(TENDO_SHAPE(1), D);

@@ -55,6 +55,16 @@ def main():
     bench("matmul f32 4096^3", 5, lambda: a @ b, flops=2 * m ** 3)
     torch.backends.cuda.matmul.allow_tf32 = True
     bench("matmul f32 4096^3 tf32", 5, lambda: a @ b, flops=2 * m ** 3)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    k = 4096
+    for name, nn, stored_nk, dt, size in (("matvec bf16 4096x4096 [n,k]^T", 4096, True, torch.bfloat16, 2),
+                                          ("matvec bf16 4096x11008 [n,k]^T", 11008, True, torch.bfloat16, 2),
+                                          ("matvec bf16 4096x11008 [k,n]", 11008, False, torch.bfloat16, 2),
+                                          ("matvec f32 4096x11008 [n,k]^T", 11008, True, torch.float32, 4)):
+        x = torch.randn(1, k, device=d, dtype=dt)
+        y = torch.empty(1, nn, device=d, dtype=dt)
+        w = torch.randn(nn, k, device=d, dtype=dt).t() if stored_nk else torch.randn(k, nn, device=d, dtype=dt)
+        bench(name, 200, lambda: torch.matmul(x, w, out=y), size * k * nn)
     one = torch.ones(1, device=d)
     bench("add 1 element (host us)", 10000, lambda: one + one)
     bench("pool 4 MiB alloc+free", 10000, lambda: torch.empty(1 << 20, device=d))
