@@ -6,9 +6,10 @@
 # program that runs on cuda:0 when there is one, and the examples on
 # cuda:0 against the CPU), then `make bench-gpu`'s two halves (tendo's
 # bench-gpu and bench/gpu.py under the machine's PyTorch).  Writes
-# $OUT/tests.log, $OUT/bench.txt and $OUT/summary.txt (the machine, each
-# program's pass/fail counts and time); copy bench.txt and summary.txt to
-# bench/results/ with the GPU model, the date and the commit.
+# $OUT/tests.log, $OUT/bench.txt, $OUT/ratios.txt (tendo / PyTorch per
+# case, bench/gpu-ratios.awk) and $OUT/summary.txt (the machine, each
+# program's pass/fail counts and time); copy summary.txt, ratios.txt and
+# bench.txt to bench/results/ with the GPU model, the date and the commit.
 set -u
 out=${OUT:-/tmp/gpu-out}
 src=$(pwd)
@@ -52,4 +53,5 @@ rm -f "$out/one.log"
     echo "== PyTorch"
     python3 "$src/bench/gpu.py"
 } >"$out/bench.txt" 2>&1
-cat "$out/summary.txt"
+awk -f "$src/bench/gpu-ratios.awk" "$out/bench.txt" >"$out/ratios.txt"
+cat "$out/summary.txt" "$out/ratios.txt"
