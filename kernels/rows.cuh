@@ -415,8 +415,10 @@ __global__ void tendo_softmax_back_rows(tendo__cu_rows r, int log)
     }
 }
 
+/* Launched with TENDO_THREADS threads: the bound lets V = 16 one-byte
+ * elements (fp8) and their weight and bias keep their registers (t-ptxas). */
 template <typename T, typename I, int V>
-__global__ void tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
+__global__ void __launch_bounds__(TENDO_THREADS) tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
 {
     typedef typename tendo_ct_<T>::C C;
     __shared__ C sh[32];
