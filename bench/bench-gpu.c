@@ -91,7 +91,7 @@ int main(void)
         tensor_free(a), tensor_free(b);
     }
     {
-        /* [1, k] x weight [k, n]: wt is the stored [n, k], w its transposed view (or [k, n] itself) */
+        /* [1, k] x weight w [k, n]: the transposed view of the stored [n, k], or the stored [k, n] */
         static const struct { const char *name; int64_t n; bool stored_nk; } mv[] = {
             {"matvec bf16 4096x4096 [n,k]^T", 4096, true},
             {"matvec bf16 4096x11008 [n,k]^T", 11008, true},

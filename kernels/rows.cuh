@@ -333,11 +333,15 @@ static __device__ __forceinline__ void tendo_row_put(T *y, int64_t step, int64_t
     for (int64_t k0 = (int64_t)threadIdx.x * (V); k0 < (len); k0 += (int64_t)blockDim.x * (V))
 
 /* Whether every row of r can be read (operand 1) and written (operand 0)
- * V elements of T at a time, as tendo_row_get and tendo_row_put do. */
+ * 16 / sizeof(T) elements at a time, as tendo_row_get and tendo_row_put
+ * do; a row parameter p (a norm's weight or bias: NULL for none) with
+ * stride step too. */
+static bool tendo_row_param_vectored(const void *p, int64_t step) { return !p || (step == 1 && tendo_aligned16(p)); }
+
 template <typename T>
-static bool tendo_rows_vectored(const tendo__cu_rows *r, int V)
+static bool tendo_rows_vectored(const tendo__cu_rows *r)
 {
-    if (V == 1 || r->in_step != 1 || r->out_step != 1 || r->len % V != 0)
+    if (r->in_step != 1 || r->out_step != 1 || r->len % (int64_t)(16 / sizeof(T)) != 0)
         return false;
     for (int k = 0; k < 2; k++) {
         if (!tendo_aligned16(r->rows.base[k]))
@@ -608,7 +612,7 @@ static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
 
     if (r->rows.numel == 0)
         return 0;
-    if (tendo_rows_vectored<T>(r, 16 / sizeof(T)))
+    if (tendo_rows_vectored<T>(r))
         TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 16 / sizeof(T)>)(*r, log, cached);
     else
         TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 1>)(*r, log, cached);
@@ -635,8 +639,8 @@ static int tendo_norm_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *
 
     if (r->rows.numel == 0)
         return 0;
-    if (tendo_rows_vectored<T>(r, 16 / sizeof(T)) && (!c->w || (c->w_stride == 1 && tendo_aligned16(c->w))) &&
-        (!c->b || (c->b_stride == 1 && tendo_aligned16(c->b))))
+    if (tendo_rows_vectored<T>(r) && tendo_row_param_vectored(c->w, c->w_stride) &&
+        tendo_row_param_vectored(c->b, c->b_stride))
         TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 16 / sizeof(T)>)(*r, *c);
     else
         TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 1>)(*r, *c);

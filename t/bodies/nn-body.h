@@ -97,11 +97,6 @@ static const char *const t_norm_names[N_COUNT] = {
 
 #include "compare-body.h" /* per dtype */
 
-/* ---- per dtype ------------------------------------------------------------------- */
-
-
-
-
 /* ---- matmul ------------------------------------------------------------------------ */
 
 static void DTFN(test_matmul_case)(int cs)
