@@ -90,6 +90,11 @@ typedef struct tendo__device_ops {
     /* numpy.matmul of i8 a and b summed in int32, into the dense i32 out
      * (as matmul).  NULL entry: not on this device. */
     bool (*matmul_i32)(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out);
+    /* Packs the 2-D w (checked) for the products that will read it as
+     * their B, and keeps the panels with its storage (tensor_<dt>_prepack).
+     * NULL entry: the device's products read weights as stored.  False
+     * with the error set. */
+    bool (*prepack)(const char *op, const tendo__tensor *w);
     /* rope and attention with checked arguments (core/transformer.h): a
      * new tensor of x's (q's) dtype.  NULL entries: not on this device. */
     tendo__tensor *(*rope)(const char *op, const tendo__tensor *x, const tendo__tensor *positions, int64_t rot,

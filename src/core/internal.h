@@ -77,6 +77,7 @@ struct tendo__storage {
     tendo__release_fn release;       /* or: frees borrowed data (pool unused) */
     void *release_ctx;
     atomic_uint_fast64_t version; /* writes so far (autograd's version counter) */
+    struct tendo__prepacked *prepacked; /* CPU: panels kept by tensor_<dt>_prepack (src/cpu/prepack.h) */
 };
 
 /* New storage of nbytes 64-byte aligned bytes on d, from d's pool, with one
@@ -92,6 +93,8 @@ tendo__storage *tendo__storage_wrap(const char *op, void *data, size_t nbytes, t
 tendo__storage *tendo__storage_retain(tendo__storage *s);
 /* Drops a reference; frees s and its data with the last one. NULL is a no-op. */
 void tendo__storage_release(tendo__storage *s);
+/* Frees the panels kept with s (src/cpu/prepack.c); for its last release. */
+void tendo__prepacked_free_all(tendo__storage *s);
 
 /* ---- the tensor header --------------------------------------------------- */
 

@@ -186,3 +186,19 @@ tendo_status tendo__matmul_i32_out(const char *op, tendo__tensor *out, const ten
 {
     return product_into(op, out, a, b, true);
 }
+
+tendo_status tendo__prepack(const char *op, const tendo__tensor *w)
+{
+    const tendo__tensor *in[1] = {w};
+    const tendo__device_ops *ops;
+
+    if (!tendo__check_inputs(op, 1, in))
+        return tendo_error_status(tendo_last_error());
+    if (w->ndim != 2)
+        return tendo__fail(TENDO_ERR_SHAPE, op, "a weight to pack is a matrix [k, n]; w has shape %s",
+                           tendo__shape_str(w->ndim, w->shape).s);
+    ops = tendo__device_ops_of(w->storage->device.type);
+    if (ops->prepack && !ops->prepack(op, w))
+        return tendo_error_status(tendo_last_error());
+    return TENDO_OK;
+}

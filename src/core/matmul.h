@@ -45,5 +45,9 @@ tendo_status tendo__matmul_out(const char *op, tendo__tensor *out, const tendo__
 /* The same for the i32 product of i8 a and b (tendo__matmul_i32). */
 tendo_status tendo__matmul_i32_out(const char *op, tendo__tensor *out, const tendo__tensor *a,
                                    const tendo__tensor *b);
+/* tensor_<dt>_prepack: the 2-D w packed for the products that read it as
+ * their B, the panels kept with its storage (the device's prepack; nothing
+ * on a device without one).  TENDO_OK, or the error. */
+tendo_status tendo__prepack(const char *op, const tendo__tensor *w);
 
 #endif /* TENDO_SRC_CORE_MATMUL_H */

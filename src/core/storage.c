@@ -86,6 +86,7 @@ static tendo__storage *header_new(const char *op, void *data, size_t nbytes, ten
     s->block = NULL;
     s->release = NULL;
     s->release_ctx = NULL;
+    s->prepacked = NULL;
     return s;
 }
 
@@ -142,6 +143,7 @@ void tendo__storage_release(tendo__storage *s)
     /* acq_rel: the last owner must see every other owner's writes. */
     if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
         return;
+    tendo__prepacked_free_all(s);
     if (s->release)
         s->release(s->release_ctx, s->data, s->nbytes);
     else

@@ -83,6 +83,11 @@ bool tendo__transpose_copy(void *dst, const void *src, int64_t R, int64_t C, int
  * (the device table's matmul; src/cpu/matmul.c). */
 bool tendo__cpu_matmul(const char *op, const struct tendo__tensor *a, const struct tendo__tensor *b,
                        struct tendo__tensor *out);
+/* The device table's prepack: the 2-D CPU tensor w packed as the B of the
+ * AVX-512 kernel of its dtype, the panels kept with its storage
+ * (src/cpu/prepack.h); nothing where this CPU has no such kernel for the
+ * dtype.  False (TENDO_ERR_OOM) when the panels could not be allocated. */
+bool tendo__cpu_prepack(const char *op, const struct tendo__tensor *w);
 /* numpy.matmul of two i8 CPU tensors into the dense i32 out (src/cpu/matmul.c). */
 bool tendo__cpu_matmul_i32(const char *op, const struct tendo__tensor *a, const struct tendo__tensor *b,
                            struct tendo__tensor *out);

@@ -11,6 +11,7 @@ const tendo__device_ops tendo__cpu_device = {
     .count = one,
     .transpose = tendo__transpose_copy,
     .matmul = tendo__cpu_matmul,
+    .prepack = tendo__cpu_prepack,
 #if defined(TENDO_HAVE_I8) && defined(TENDO_HAVE_I32)
     .matmul_i32 = tendo__cpu_matmul_i32,
 #endif

@@ -2,7 +2,8 @@
  * tiles of each batch on the threads, each through
  *   - the AVX-512 packed kernels (src/cpu/gemm_avx512.c) where the CPU has
  *     them: bf16 (vdpbf16ps), f16 and f32 (FMA; f32 only for products big
- *     enough to pay for packing, see PGEMM_MIN), B packed once and shared;
+ *     enough to pay for packing, see PGEMM_MIN), B packed once and shared,
+ *     or kept packed across products by tensor_<dt>_prepack (prepack.h);
  *   - else CBLAS (f32, when built with it), or tendo__sgemm, which reads
  *     any float storage dtype through the dtype table and accumulates in
  *     float;
@@ -10,6 +11,7 @@
  *     is missing or cannot take the strides, accumulating in double;
  * and int8 x int8 -> int32 through tendo__gemm_i8 (tensor_matmul_i32). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,7 @@
 #include "core/traits.h"
 #include "cpu/cpu.h"
 #include "cpu/gemm.h"
+#include "cpu/prepack.h"
 #include "cpu/skinny.h"
 
 #ifdef TENDO_HAVE_CBLAS
@@ -127,7 +130,7 @@ void tendo__blas_one_thread(void)
 /* A float product's context: its dtype, how its tiles are multiplied
  * (CBLAS, one of the AVX-512 kernels, or tendo__sgemm/dgemm), and B packed
  * once for all row blocks for the AVX-512 kernels (NULL where each task
- * packs its own). */
+ * packs its own): into scratch, or panels kept with B's storage. */
 typedef struct {
     const tendo__traits *t;
     bool skinny; /* src/cpu/skinny.c: a few rows, B streamed unpacked */
@@ -137,6 +140,8 @@ typedef struct {
     const operand *B;  /* its shape and strides */
     void *bpacked;
     tendo__pool_block *bblk;
+    tendo__prepacked *kept; /* the kept panels bpacked points into (held) */
+    tendo__storage *keep_in; /* where kept goes once packed (stale panels replaced), else NULL */
 } float_ctx;
 
 /* Rows [r0, r1) of C (n columns, row stride ldc: f32, or f64 for a dtype
@@ -343,8 +348,11 @@ TENDO__OMP(omp for schedule(dynamic))
  * itself there. */
 #define PGEMM_MIN ((int64_t)1 << 24)
 /* Nor does it with fewer rows than this: packing all of B for a few rows
- * (a decoder's matrix-vector products) costs as much as the product. */
-#define PGEMM_MIN_ROWS 48
+ * costs as much as the product.  Products of so few rows by a weight
+ * CBLAS can read take the skinny path (up to 32 rows of a [k, n] B, 64 of
+ * a transposed one); past it OpenBLAS is 2.5x slower than packing here
+ * (40 x 4096 x 4096, [k, n]: 47 ms against 19, one thread). */
+#define PGEMM_MIN_ROWS 33
 
 /* The AVX-512 kernel for dtype t on this CPU, or TENDO__PGEMM_NONE: bf16
  * with AVX512_BF16, f32 and f16 with AVX-512F. */
@@ -363,21 +371,56 @@ static tendo__pgemm_kind pgemm_kind(const tendo__traits *t)
     return TENDO__PGEMM_NONE;
 }
 
+/* Where B's storage keeps panels for it (tensor_<dt>_prepack) and B is
+ * one matrix for every batch: fresh panels are multiplied from as they
+ * are; stale ones (the storage written since) are packed again into new
+ * panels, which replace them when the product is done.  Returns the
+ * slivers to pack (0: nothing, or nothing kept), -1 on out of memory. */
+static int64_t use_kept(const tendo__mm_plan *p, const tendo__tensor *b, float_ctx *c)
+{
+    tendo__storage *s = b->storage;
+    uint64_t version = atomic_load_explicit(&s->version, memory_order_relaxed);
+    tendo__pack_key key;
+
+    for (int d = 0; d < p->nbatch; d++)
+        if (p->B.batch_stride[d] != 0)
+            return 0;
+    c->b = (const char *)tendo__tensor_data(b);
+    c->B = &p->B;
+    key = (tendo__pack_key){c->pkind, c->b - (const char *)s->data, p->B.rows, p->B.cols, p->B.rs, p->B.cs};
+    switch (tendo__prepacked_find(s, &key, &c->kept)) {
+    case TENDO__PACK_FRESH:
+        c->bpacked = tendo__prepacked_panels(c->kept);
+        return 0;
+    case TENDO__PACK_STALE:
+        if (!(c->kept = tendo__prepacked_new("matmul", &key, version)))
+            return -1;
+        c->bpacked = tendo__prepacked_panels(c->kept);
+        c->keep_in = s;
+        return (p->B.cols + TENDO__PGEMM_NR - 1) / TENDO__PGEMM_NR;
+    default:
+        return 0;
+    }
+}
+
 /* Decided once the batches are folded (the folded A is what CBLAS takes).
  * Where an AVX-512 kernel runs, a B that every task reads whole (one
  * batch, several row blocks) is packed once, one sliver per part, instead
- * of once per row block. */
+ * of once per row block, unless its storage keeps it packed (use_kept). */
 static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, const cuts *rows, int64_t *col_block,
                              int threads, void *ctx)
 {
     float_ctx *c = ctx;
-    int64_t boff, aoff;
+    int64_t boff, aoff, kept = 0;
 
     /* A few rows: the weight streamed once, unpacked (src/cpu/skinny.c);
      * else an AVX-512 kernel, CBLAS or tendo__sgemm. */
     c->skinny = tendo__skinny_takes(c->t, p->A.rows, p->A.cols, p->B.cols, p->B.rs, p->B.cs);
     c->pkind = c->skinny ? TENDO__PGEMM_NONE : pgemm_kind(c->t);
-    c->blas = !c->skinny && use_blas(&p->A, &p->B, c->t);
+    if (c->pkind != TENDO__PGEMM_NONE && p->A.cols > 0 && (kept = use_kept(p, b, c)) < 0)
+        return -1;
+    /* kept panels cost nothing to pack: the AVX-512 kernel at any size */
+    c->blas = !c->skinny && !c->bpacked && use_blas(&p->A, &p->B, c->t);
     if (c->pkind == TENDO__PGEMM_F32 && c->blas &&
         (p->A.rows * p->B.cols * p->A.cols < PGEMM_MIN || p->A.rows < PGEMM_MIN_ROWS))
         c->pkind = TENDO__PGEMM_NONE; /* small f32 products (attention's per-head ones, a decoder's rows): OpenBLAS */
@@ -398,13 +441,15 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
 
         *col_block = (per + COL_ALIGN - 1) / COL_ALIGN * COL_ALIGN;
     }
-    if (c->pkind == TENDO__PGEMM_NONE || p->nbatches != 1 || rows->count < 2 || p->A.cols == 0)
+    if (c->pkind == TENDO__PGEMM_NONE || p->A.cols == 0 || (!c->bpacked && (p->nbatches != 1 || rows->count < 2)))
         return 0;
     /* Row blocks of 21 and 22 tiles would idle a thread 1/22 of the time:
      * halve the columns (the AVX-512 kernels give the same bits on any
      * tiles, so this may depend on the thread count). */
     if (threads > 1 && rows->count <= 2 * threads && cut_uneven(rows))
         *col_block = (p->B.cols + 1) / 2;
+    if (c->bpacked)
+        return kept;
     if (!(c->bpacked = tendo__gemm_scratch(tendo__pgemm_b_bytes(c->pkind, p->A.cols, p->B.cols), &c->bblk)))
         return -1;
     tendo__mm_batch_offsets(p, 0, &aoff, &boff);
@@ -425,6 +470,9 @@ static void float_finish(void *ctx)
     float_ctx *c = ctx;
 
     tendo__gemm_scratch_free(c->bblk);
+    if (c->keep_in) /* packed again by float_share: every part runs before any task */
+        tendo__prepacked_keep(c->keep_in, c->kept);
+    tendo__prepacked_drop(c->kept);
 }
 
 static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out,
@@ -438,13 +486,41 @@ static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const te
 bool tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out)
 {
     static const mm_hooks hooks = {float_prepare, float_share, float_finish};
-    float_ctx c = {tendo__traits_of(a->dtype), false, false, TENDO__PGEMM_NONE, NULL, NULL, NULL, NULL};
+    float_ctx c = {tendo__traits_of(a->dtype), false, false, TENDO__PGEMM_NONE, NULL, NULL, NULL, NULL, NULL, NULL};
 
     if (c.t->compute != TENDO__COMPUTE_FLOAT && !(c.t->compute == TENDO__COMPUTE_DOUBLE && c.t->own_compute)) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CPU matmul for %s", c.t->name);
         return false;
     }
     return run_tasks(op, a, b, out, &hooks, float_task, &c);
+}
+
+/* See cpu.h.  The panels are the ones a product would pack for this B
+ * (use_kept finds them by the same key), slivers on the threads. */
+bool tendo__cpu_prepack(const char *op, const tendo__tensor *w)
+{
+    tendo__pgemm_kind kind = pgemm_kind(tendo__traits_of(w->dtype));
+    const char *b = (const char *)tendo__tensor_data(w);
+    tendo__pack_key key = {kind, b - (const char *)w->storage->data, w->shape[0], w->shape[1], w->stride[0],
+                           w->stride[1]};
+    uint64_t version = atomic_load_explicit(&w->storage->version, memory_order_relaxed);
+    int64_t slivers = (key.n + TENDO__PGEMM_NR - 1) / TENDO__PGEMM_NR;
+    int threads = key.k * key.n < ((int64_t)1 << 16) ? 1 : tendo__threads();
+    tendo__prepacked *e;
+    char *panels;
+
+    if (kind == TENDO__PGEMM_NONE || key.k == 0 || key.n == 0)
+        return true; /* this CPU multiplies the dtype without panels */
+    if (!(e = tendo__prepacked_new(op, &key, version)))
+        return false;
+    panels = tendo__prepacked_panels(e);
+    (void)threads;
+TENDO__OMP(omp parallel for num_threads(threads) schedule(static))
+    for (int64_t s = 0; s < slivers; s++)
+        tendo__pgemm_pack_b(kind, key.k, key.n, b, key.rs, key.cs, s, s + 1, panels);
+    tendo__prepacked_keep(w->storage, e);
+    tendo__prepacked_drop(e);
+    return true;
 }
 
 #if defined(TENDO_HAVE_I8) && defined(TENDO_HAVE_I32) /* tensor_i8_matmul_i32 */

@@ -275,12 +275,165 @@ static void DTFN(test_matmul_out)(tendo_device dev)
     tensor_free(a);
 }
 
+#ifndef T_PREPACK_ONCE
+#define T_PREPACK_ONCE
+/* Whether tendo_cpu_features() lists word (a whole word). */
+static bool t_cpu_has(const char *word)
+{
+    size_t n = strlen(word);
+
+    for (const char *f = tendo_cpu_features(); (f = strstr(f, word)) != NULL; f += n)
+        if ((f == tendo_cpu_features() || f[-1] == ' ') && (f[n] == ' ' || f[n] == '\0'))
+            return true;
+    return false;
+}
+
+static int64_t t_cpu_bytes(void) { return tendo_pool_get_stats(tendo_cpu()).bytes_in_use; }
+
+/* (m, k, n) of the prepacked products: past the few-row path, tails in k
+ * and n, and one of several row blocks. */
+static const int64_t t_pp_mkn[][3] = {{24, 100, 70}, {40, 300, 130}, {64, 77, 45}, {300, 513, 33}};
+#endif
+
+/* Bytes of the panels a prepack of a [k, n] weight keeps on this CPU: 0
+ * where no packed kernel multiplies the dtype, else at least k*n elements
+ * (bf16 pairs, f16 widened to f32). */
+static int64_t DTFN(pp_least)(int64_t k, int64_t n)
+{
+    if (!t_cpu_has("avx512"))
+        return 0;
+    if (!strcmp(DT_NAME, "bf16"))
+        return t_cpu_has("avx512bf16") ? k * n * 2 : 0;
+    return !strcmp(DT_NAME, "f32") || !strcmp(DT_NAME, "f16") ? k * n * 4 : 0;
+}
+
+/* tensor_prepack: the products of a prepacked weight give the bits of the
+ * unpacked ones (eighths data: both are the exact product rounded once) at
+ * 1, 2 and 3 threads, in every stored layout; the panels show in the pool
+ * and go with the weight; a write through tendo makes the next product
+ * pack again (never stale values); another view of the same storage is
+ * not taken for the packed one; and the refusals. */
+static void DTFN(test_prepack)(void)
+{
+    static const int bls[] = {B_KN, B_NKT, B_NKT_CUT};
+    int saved = tendo_get_num_threads();
+
+    for (size_t s = 0; s < sizeof t_pp_mkn / sizeof *t_pp_mkn; s++)
+        for (size_t li = 0; li < sizeof bls / sizeof *bls; li++) {
+            int64_t m = t_pp_mkn[s][0], k = t_pp_mkn[s][1], n = t_pp_mkn[s][2], least = DTFN(pp_least)(k, n);
+            uint64_t rng = 0x9acc + s * 17 + li;
+            double *av, *bv, *bv2, *want, *tol;
+            int64_t so[TENDO_MAX_DIMS], kk, base = t_cpu_bytes(), before, kept, after;
+            int no, bl = bls[li];
+            TT *a = DTFN(mm_operand)(false, A_DENSE, m, k, D_EIGHTHS, &rng, &av);
+            TT *b = DTFN(mm_operand)(true, bl, k, n, D_EIGHTHS, &rng, &bv);
+            TT *b2 = DTFN(mm_operand)(true, B_KN, k, n, D_EIGHTHS, &rng, &bv2);
+            TT *plain = tensor_matmul(a, b), *narrow = tensor_narrow(b, 1, 0, n - 5), *r, *rn, *rnw;
+            DTFN(tcheck) tc = {0};
+            t_check c = {0};
+            char what[160];
+
+            snprintf(what, sizeof what, "%s [%lld,%lld] @ prepacked [%lld,%lld] %s", DT_NAME, (long long)m,
+                     (long long)k, (long long)k, (long long)n, t_blayout[bl]);
+            if (!plain || !narrow)
+                bail("%s: %s", what, tendo_error_message(tendo_last_error()));
+            before = t_cpu_bytes();
+            ok(tensor_prepack(b) == TENDO_OK, "%s: prepack", what);
+            kept = t_cpu_bytes() - before;
+            ok(least ? kept >= least : kept == 0, "%s: the pool holds %lld bytes of panels (%s %lld)", what,
+               (long long)kept, least ? "at least" : "expected", (long long)least);
+            for (int th = 1; th <= 3; th++) {
+                tendo_set_num_threads(th);
+                DTFN(tcheck_add)(&tc, tensor_matmul(a, b), "prepacked");
+            }
+            tendo_set_num_threads(saved);
+            ok(DTFN(tcheck_done)(&tc), "%s: the same bits at 1, 2 and 3 threads", what);
+            r = tensor_matmul(a, b);
+            {
+                E *x = DTFN(raw)(r), *y = DTFN(raw)(plain);
+                ok(memcmp(x, y, (size_t)(m * n) * sizeof *x) == 0, "%s: the bits of the product before prepack", what);
+                free(x);
+                free(y);
+            }
+            tensor_free(r);
+            ok(t_cpu_bytes() - before == kept, "%s: products add no panels", what);
+
+            /* another view of the storage: its own product, the panels unused */
+            rn = tensor_matmul(a, narrow);
+            rnw = tensor_narrow(plain, 1, 0, n - 5);
+            {
+                TT *d = rnw ? tensor_contiguous(rnw) : NULL;
+                E *x = DTFN(raw)(rn), *y = d ? DTFN(raw)(d) : NULL;
+                ok(rn && y && memcmp(x, y, (size_t)(m * (n - 5)) * sizeof *x) == 0,
+                   "%s: a narrower view of its storage multiplies its own values", what);
+                free(x);
+                free(y);
+                tensor_free(d);
+            }
+            tensor_free(rnw);
+            tensor_free(rn);
+
+            /* new values written through tendo: packed again, never stale */
+            ok(tensor_copy_into(b, b2) == TENDO_OK, "%s: new values copied in", what);
+            r = tensor_matmul(a, b);
+            if (!t_matmul_ref(2, (const int64_t[]){m, k}, av, 2, (const int64_t[]){k, n}, bv2, &no, so, &want, &tol,
+                              &kk))
+                bail("%s: bad reference", what);
+            DTFN(matmul_bounds)(m * n, kk, true, want, tol);
+            DTFN(check_against)(&c, "after a write", r, no, so, want, tol);
+            t_done(&c, "%s: after a write to the weight, the new values' product", what);
+            tensor_free(r);
+            after = t_cpu_bytes() - before;
+            ok(after == kept, "%s: the panels packed again replace the old (%lld bytes, %lld before)", what,
+               (long long)after, (long long)kept);
+            free(want);
+            free(tol);
+
+            tensor_free(narrow);
+            tensor_free(plain);
+            tensor_free(b);
+            tensor_free(b2);
+            tensor_free(a);
+            free(av);
+            free(bv);
+            free(bv2);
+            ok(t_cpu_bytes() == base, "%s: the panels go with the weight (pool in use %lld bytes, %lld before)", what,
+               (long long)t_cpu_bytes(), (long long)base);
+        }
+}
+
+/* prepack's refusals, and a device whose products read weights as
+ * stored (cuda:0): TENDO_OK, nothing kept. */
+static void DTFN(test_prepack_args)(void)
+{
+    TT *v = TFN(rand)(1, (const int64_t[]){5}, 1, tendo_cpu());
+    TT *w3 = TFN(rand)(3, (const int64_t[]){2, 3, 4}, 2, tendo_cpu());
+
+    ok(tensor_prepack(v) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "prepack: "),
+       "%s prepack of a vector: TENDO_ERR_SHAPE (%s)", DT_NAME, tendo_error_message(tendo_last_error()));
+    ok(tensor_prepack(w3) == TENDO_ERR_SHAPE, "%s prepack of a [2,3,4] tensor: TENDO_ERR_SHAPE", DT_NAME);
+    ok(tensor_prepack((TT *)NULL) == TENDO_ERR_INVALID_ARG, "%s prepack(NULL): TENDO_ERR_INVALID_ARG", DT_NAME);
+    tensor_free(w3);
+    tensor_free(v);
+    if (tendo_cuda_device_count() > 0) {
+        TT *w = TFN(rand)(2, (const int64_t[]){40, 30}, 3, tendo_cuda(0));
+        int64_t cpu = t_cpu_bytes(), dev = tendo_pool_get_stats(tendo_cuda(0)).bytes_in_use;
+
+        ok(w && tensor_prepack(w) == TENDO_OK && t_cpu_bytes() == cpu &&
+               tendo_pool_get_stats(tendo_cuda(0)).bytes_in_use == dev,
+           "%s prepack on cuda:0: TENDO_OK, nothing kept (cuBLAS reads the weight as stored)", DT_NAME);
+        tensor_free(w);
+    }
+}
+
 static void DTFN(test_matmul)(void)
 {
     DTFN(test_skinny_values)();
     DTFN(test_skinny_batches)();
     DTFN(test_skinny_threads)();
     DTFN(test_matmul_out)(tendo_cpu());
+    DTFN(test_prepack)();
+    DTFN(test_prepack_args)();
     if (DT_BITS > 8 && tendo_cuda_device_count() > 0) /* cuBLAS has no fp8 GEMM: refused, as t-coverage checks */
         DTFN(test_matmul_out)(tendo_cuda(0));
 }
