@@ -9,8 +9,10 @@
  * [K, N] tensor, or "nkT", a contiguous [N, K] tensor (nn.Linear's
  * layout) viewed transposed to [K, N] by tensor_transpose.  Each call is
  * tensor_matmul(x, W), whose result is freed, or, where <tendo.h> defines
- * tensor_matmul_out, tensor_matmul_out into one preallocated [M, N].
- * Prints one line:
+ * tensor_matmul_out, tensor_matmul_out into one preallocated [M, N].  With
+ * SKINNY_PREPACK=1 in the environment every copy of W is first given to
+ * tensor_prepack (a weight packed once, as ggml repacks at load; the call
+ * is then reported as "...+prepack").  Prints one line:
  *
  *   hot MS cold MS copies C call matmul|matmul_out
  *
@@ -147,6 +149,18 @@ static int bandwidth(int nth)
     } while (0)
 #endif
 
+static int prepacked;
+
+#ifdef tensor_prepack
+#define PREPACK(w)                                                     \
+    do {                                                               \
+        if (prepacked && tensor_prepack(w) != TENDO_OK)                \
+            die("tensor_prepack");                                     \
+    } while (0)
+#else
+#define PREPACK(w) (void)(w)
+#endif
+
 #define DEFINE_RUN(dt)                                                                        \
     static void run_##dt(int64_t M, int64_t K, int64_t N, int nkT, int ncopies, double *res) \
     {                                                                                         \
@@ -164,6 +178,7 @@ static int bandwidth(int nth)
             w[c] = nkT ? tensor_transpose(own[c], 0, 1) : own[c];                             \
             if (!own[c] || !w[c])                                                             \
                 die("copies");                                                                \
+            PREPACK(w[c]);                                                                    \
         }                                                                                     \
         for (int regime = 0; regime < 2; regime++) {                                          \
             int nc = regime ? ncopies : 1;                                                    \
@@ -220,6 +235,9 @@ int main(int argc, char **argv)
     if (ncopies < 2)
         ncopies = 2;
     tendo_set_num_threads(nth);
+#ifdef tensor_prepack
+    prepacked = getenv("SKINNY_PREPACK") && !strcmp(getenv("SKINNY_PREPACK"), "1");
+#endif
     double res[2];
     if (!strcmp(dts, "f32"))
         run_f32(M, K, N, nkT, ncopies, res);
@@ -236,6 +254,6 @@ int main(int argc, char **argv)
 #else
     const char *call = "matmul";
 #endif
-    printf("hot %.4f cold %.4f copies %d call %s\n", res[0], res[1], ncopies, call);
+    printf("hot %.4f cold %.4f copies %d call %s%s\n", res[0], res[1], ncopies, call, prepacked ? "+prepack" : "");
     return 0;
 }

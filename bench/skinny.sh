@@ -23,7 +23,8 @@
 # seconds, default 600) until the CPUs are under 15% busy over a second; a
 # case (all four programs) during which other processes took 10% or more of
 # the CPUs is measured again (3 tries), and the output warns of any left so.
-# Environment: SKINNY_ROUNDS, SKINNY_THREADS (default "1 2"), SKINNY_CASES
+# Environment: SKINNY_PREPACK=1 (tendo's weights given to tensor_prepack
+# first, as ggml repacks at load), SKINNY_ROUNDS, SKINNY_THREADS (default "1 2"), SKINNY_CASES
 # (a file of "dtype M K N" lines instead of the built-in list), SKINNY_SCRATCH,
 # SKINNY_LLC_BYTES (the cache size the cold regime is sized against),
 # GGML_COMMIT (printed when GGML_SRC_DIR is not a git checkout), CC.  Each
