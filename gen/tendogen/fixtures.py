@@ -11,7 +11,7 @@ sizes for a shape).
 
 from . import GenError
 from .grad import kind_of
-from .model import FIXED_TENSOR_KINDS
+from .model import FIXED_TENSOR_KINDS, WRITABLE_KINDS
 from .ops import _is_num
 
 # The fixture tensors of the dtype being swept: name -> shape.  "fresh" (a
@@ -23,8 +23,9 @@ FIXTURES = {"t34": (3, 4), "t43": (4, 3), "t44": (4, 4), "t4": (4,), "t0": (), "
 # Fixtures of one fixed dtype, whatever dtype is swept: name -> (shape, dtype),
 # and the one a param of each fixed-dtype kind gets unless its sample says.
 FIXED_FIXTURES = {"mask34": ((3, 4), "bool"), "idx4": ((4,), "i64"), "idx4_i32": ((4,), "i32"),
-                  "idx34": ((3, 4), "i64"), "idx3": ((3,), "i64")}
-FIXED_DEFAULT = {"ctensor_bool": "mask34", "ctensor_i64": "idx4", "ctensor_i32": "idx4_i32"}
+                  "idx34": ((3, 4), "i64"), "idx3": ((3,), "i64"), "out33_i32": ((3, 3), "i32")}
+FIXED_DEFAULT = {"ctensor_bool": "mask34", "ctensor_i64": "idx4", "ctensor_i32": "idx4_i32",
+                 "tensor_i32": "out33_i32"}
 TENSOR_SAMPLES = tuple(FIXTURES) + ("fresh", "null")
 # Writable fixtures of the swept dtype's optimizer-state dtype (f32, or f64
 # for f64), for `state` params: each such param of a call needs its own.
@@ -64,7 +65,8 @@ def sample_args(fn, dt, where):
             v = sample.get(p.name, FIXED_DEFAULT[p.kind])
             if FIXED_FIXTURES.get(v, (0, ""))[1] != p.fixed_dtype:
                 raise GenError(f"{w}: sample '{v}' is no {p.fixed_dtype} fixture")
-            args.append(f"(const tensor_{p.fixed_dtype} *)x->fix[TF_{v.upper()}]")
+            const = "" if p.kind in WRITABLE_KINDS else "const "
+            args.append(f"({const}tensor_{p.fixed_dtype} *)x->fix[TF_{v.upper()}]")
         elif p.kind == "ctensors":
             # an array of n fixtures (the `int n` param's sample, 2 by default)
             v = sample.get(p.name, "t34")

@@ -18,6 +18,7 @@ PARAM_KINDS = {
     "ctensor_bool": "const tensor_bool *",
     "ctensor_i64": "const tensor_i64 *",
     "ctensor_i32": "const tensor_i32 *",
+    "tensor_i32": "tensor_i32 *",  # written (matmul_i32_out's out)
     "ctensors": "const {T} *const *",  # an array (cat, stack): must be the first param
     "out_tensor": "{T} **",
     "out_tensor_i64": "tensor_i64 **",
@@ -27,7 +28,9 @@ PARAM_KINDS = {
 # Tensors of the dtype the function is generated for (the generic macro
 # dispatches on the first of these), and tensors of one fixed dtype.
 TENSOR_KINDS = ("tensor", "ctensor", "ctensor_opt", "ctensors")
-FIXED_TENSOR_KINDS = {"ctensor_bool": "bool", "ctensor_i64": "i64", "ctensor_i32": "i32"}
+FIXED_TENSOR_KINDS = {"ctensor_bool": "bool", "ctensor_i64": "i64", "ctensor_i32": "i32", "tensor_i32": "i32"}
+# The tensor params a function may write into (a `writes` param is one).
+WRITABLE_KINDS = ("tensor", "state", "tensor_i32")
 # Where a function stores new tensors it returns besides its result (sort's
 # values and indices; the caller frees them, a NULL pointer skips one): of
 # the function's own dtype (out_tensor) or of a fixed dtype.
@@ -116,7 +119,7 @@ class Param:
     def core_decl(self):
         """How a `call` sees this param, when it is a tensor: the core
         type it is declared as, and the conversion from the typed one."""
-        if self.kind in ("tensor", "state"):
+        if self.kind in WRITABLE_KINDS:
             return "tendo__tensor *", f"(tendo__tensor *)(void *){self.name}_"
         if self.kind == "ctensors":
             return "const tendo__tensor *const *", f"(const tendo__tensor *const *)(const void *){self.name}_"

@@ -110,8 +110,9 @@ def load_fn(table, group, where):
     if any(p.kind == "ctensors" for p in params) and params[0].kind != "ctensors":
         raise GenError(f"{where}: a ctensors param must come first (the generic macro dispatches on its [0])")
     if fn.writes and (fn.ret != "tendo_status" or
-                      not any(p.name == fn.writes and p.kind == "tensor" for p in params)):
-        raise GenError(f"{where}: writes '{fn.writes}': want a `tensor` param of that name and ret tendo_status")
+                      not any(p.name == fn.writes and p.kind in ("tensor", "tensor_i32") for p in params)):
+        raise GenError(f"{where}: writes '{fn.writes}': want a `tensor` or `tensor_i32` param of that name "
+                       "and ret tendo_status")
     if "{to}" in fn.name and not fn.per_target:
         raise GenError(f"{where}: {{to}} in the name of a function that is not per_target")
     if any(p.is_state for p in params) and set(fn.kinds) != {"float"}:

@@ -6,7 +6,8 @@
  * panel), the extremes -128 x -128 (where an unsigned-by-signed kernel's
  * offset trick must stay exact), a dot product long enough to wrap, views
  * (transposed, every other element, a flipped dim, broadcast batches,
- * 1-D operands) and 1, 2 and 3 threads.  The path is whatever the CPU has
+ * 1-D operands) and 1, 2 and 3 threads; matmul_i32_out into dense,
+ * transposed and batched outs.  The path is whatever the CPU has
  * as TENDO_CPU allows (CI runs this at every level); the results must be
  * the same bits on each.  Argument errors and a GPU (UNSUPPORTED) last.
  */
@@ -262,6 +263,63 @@ static void threads(void)
     tensor_free(b);
 }
 
+/* matmul_i32_out: matmul_i32's bits into a dense out (written in place), a
+ * transposed out and a broadcast batch; a wrong shape, an out of another
+ * dtype's size or one sharing a's memory refused, out unchanged. */
+static void out_forms(void)
+{
+    tensor_i8 *a = matrix(37, 70, false, 0), *b = matrix(70, 45, false, 0);
+    tensor_i32 *want = tensor_matmul_i32(a, b), *out = tensor_i32_full(TENDO_SHAPE(37, 45), 7, tendo_cpu());
+    tensor_i32 *outtb = tensor_i32_full(TENDO_SHAPE(45, 37), 7, tendo_cpu()), *outt = tensor_transpose(outtb, 0, 1);
+    tensor_i32 *bad = tensor_i32_full(TENDO_SHAPE(37, 44), 7, tendo_cpu()), *dense;
+    tensor_i8 *a3 = tensor_i8_zeros(TENDO_SHAPE(2, 37, 70), tendo_cpu());
+    tensor_i32 *out3 = tensor_i32_zeros(TENDO_SHAPE(2, 37, 45), tendo_cpu()), *want3;
+    bool same = true;
+
+    if (!want || !out || !outt || !bad || !a3 || !out3)
+        bail("out_forms setup: %s", tendo_error_message(tendo_last_error()));
+    ok(tensor_matmul_i32_out(out, a, b) == TENDO_OK, "matmul_i32_out into a dense [37, 45]");
+    ok(!memcmp(tensor_i32_data(out), tensor_i32_data(want), 37 * 45 * 4), "a dense out: matmul_i32's bits");
+    ok(tensor_matmul_i32_out(outt, a, b) == TENDO_OK, "matmul_i32_out into a transposed view");
+    dense = tensor_contiguous(outt);
+    ok(dense && !memcmp(tensor_i32_data(dense), tensor_i32_data(want), 37 * 45 * 4),
+       "a transposed out: matmul_i32's values");
+    tensor_free(dense);
+    ok(tensor_copy_into(a3, a) == TENDO_OK && tensor_matmul_i32_out(out3, a3, b) == TENDO_OK,
+       "matmul_i32_out: [2, 37, 70] @ [70, 45] into [2, 37, 45]");
+    want3 = tensor_matmul_i32(a3, b);
+    ok(want3 && !memcmp(tensor_i32_data(out3), tensor_i32_data(want3), 2 * 37 * 45 * 4), "batches: matmul_i32's bits");
+    check_2d(a, b, out, "matmul_i32_out");
+    ok(tensor_matmul_i32_out(bad, a, b) == TENDO_ERR_SHAPE && t_failed_with(TENDO_ERR_SHAPE, "matmul_i32_out: "),
+       "a [37, 44] out: SHAPE");
+    for (int64_t i = 0; i < 37 * 44; i++)
+        same = same && tensor_i32_data(bad)[i] == 7;
+    ok(same, "the refused out is unchanged");
+    ok(tensor_i8_matmul_i32_out(NULL, a, b) == TENDO_ERR_INVALID_ARG, "a NULL out: INVALID_ARG");
+    if (tendo_cuda_device_count() > 0) {
+        tensor_i8 *g = tensor_to(a, tendo_cuda(0)), *gb = tensor_to(b, tendo_cuda(0));
+        tensor_i32 *go = tensor_i32_zeros(TENDO_SHAPE(37, 45), tendo_cuda(0));
+        ok(g && gb && go && tensor_matmul_i32_out(go, g, gb) == TENDO_ERR_UNSUPPORTED &&
+               t_failed_with(TENDO_ERR_UNSUPPORTED, "no int8 matmul on cuda:0"),
+           "matmul_i32_out on cuda:0: UNSUPPORTED, naming the device");
+        tensor_free(go);
+        tensor_free(gb);
+        tensor_free(g);
+    } else {
+        skip(1, "no CUDA device");
+    }
+    tensor_free(want3);
+    tensor_free(out3);
+    tensor_free(a3);
+    tensor_free(bad);
+    tensor_free(outt);
+    tensor_free(outtb);
+    tensor_free(out);
+    tensor_free(want);
+    tensor_free(b);
+    tensor_free(a);
+}
+
 static void errors(void)
 {
     tensor_i8 *a = matrix(3, 4, false, 0), *b = matrix(5, 2, false, 0);
@@ -292,6 +350,7 @@ int main(void)
     batches();
     one_d();
     threads();
+    out_forms();
     errors();
     return done_testing();
 }
