@@ -77,7 +77,7 @@ struct tendo__storage {
     tendo__release_fn release;       /* or: frees borrowed data (pool unused) */
     void *release_ctx;
     atomic_uint_fast64_t version; /* writes so far (autograd's version counter) */
-    struct tendo__prepacked *prepacked; /* CPU: panels kept by tensor_<dt>_prepack (src/cpu/prepack.h) */
+    struct tendo__prepacked *_Atomic prepacked; /* CPU: panels kept by tensor_<dt>_prepack (src/cpu/prepack.h) */
 };
 
 /* New storage of nbytes 64-byte aligned bytes on d, from d's pool, with one

@@ -86,7 +86,7 @@ static tendo__storage *header_new(const char *op, void *data, size_t nbytes, ten
     s->block = NULL;
     s->release = NULL;
     s->release_ctx = NULL;
-    s->prepacked = NULL;
+    atomic_init(&s->prepacked, NULL);
     return s;
 }
 

@@ -486,7 +486,7 @@ static bool float_task(const tendo__mm_plan *p, const tendo__tensor *a, const te
 bool tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tensor *b, tendo__tensor *out)
 {
     static const mm_hooks hooks = {float_prepare, float_share, float_finish};
-    float_ctx c = {tendo__traits_of(a->dtype), false, false, TENDO__PGEMM_NONE, NULL, NULL, NULL, NULL, NULL, NULL};
+    float_ctx c = {.t = tendo__traits_of(a->dtype), .pkind = TENDO__PGEMM_NONE};
 
     if (c.t->compute != TENDO__COMPUTE_FLOAT && !(c.t->compute == TENDO__COMPUTE_DOUBLE && c.t->own_compute)) {
         tendo__fail(TENDO_ERR_UNSUPPORTED, op, "no CPU matmul for %s", c.t->name);

@@ -1,5 +1,6 @@
 /* src/cpu/prepack.c - the panels tensor_<dt>_prepack keeps with a storage
- * (see prepack.h): a short list per storage, one mutex for all of them. */
+ * (see prepack.h): a short list per storage, one mutex for all of them,
+ * taken only for storages that keep some. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -53,8 +54,12 @@ tendo__pack_state tendo__prepacked_find(tendo__storage *s, const tendo__pack_key
     tendo__pack_state st = TENDO__PACK_ABSENT;
 
     *held = NULL;
+    /* most storages keep nothing: no lock for them (a product racing a
+     * prepack of its B may miss the new panels, and packs its own) */
+    if (!atomic_load_explicit(&s->prepacked, memory_order_relaxed))
+        return st;
     pthread_mutex_lock(&lists);
-    for (tendo__prepacked *e = s->prepacked; e; e = e->next)
+    for (tendo__prepacked *e = atomic_load_explicit(&s->prepacked, memory_order_relaxed); e; e = e->next)
         if (same_key(&e->key, key)) {
             st = TENDO__PACK_STALE;
             if (e->version == atomic_load_explicit(&s->version, memory_order_relaxed)) {
@@ -70,18 +75,19 @@ tendo__pack_state tendo__prepacked_find(tendo__storage *s, const tendo__pack_key
 
 void tendo__prepacked_keep(tendo__storage *s, tendo__prepacked *e)
 {
-    tendo__prepacked *old = NULL, **at;
+    tendo__prepacked *old = NULL, *head, **at;
 
     atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
     pthread_mutex_lock(&lists);
-    for (at = &s->prepacked; *at; at = &(*at)->next)
+    head = atomic_load_explicit(&s->prepacked, memory_order_relaxed);
+    for (at = &head; *at; at = &(*at)->next)
         if (same_key(&(*at)->key, &e->key)) {
             old = *at;
             *at = old->next;
             break;
         }
-    e->next = s->prepacked;
-    s->prepacked = e;
+    e->next = head;
+    atomic_store_explicit(&s->prepacked, e, memory_order_relaxed);
     pthread_mutex_unlock(&lists);
     tendo__prepacked_drop(old);
 }
@@ -98,9 +104,11 @@ void tendo__prepacked_drop(tendo__prepacked *e)
 void tendo__prepacked_free_all(tendo__storage *s)
 {
     /* s's last reference is gone: no product can find its entries now */
-    while (s->prepacked) {
-        tendo__prepacked *e = s->prepacked;
-        s->prepacked = e->next;
+    tendo__prepacked *e = atomic_load_explicit(&s->prepacked, memory_order_relaxed), *next;
+
+    atomic_store_explicit(&s->prepacked, NULL, memory_order_relaxed);
+    for (; e; e = next) {
+        next = e->next;
         tendo__prepacked_drop(e);
     }
 }
