@@ -196,8 +196,8 @@ TENDO_API void tendo_fault_inject_alloc(int64_t n);
 TENDO_API const char *tendo_version(void);
 /* The CPU features the kernels dispatch to, e.g. "avx2 fma f16c", or
  * "portable"; with "(TENDO_CPU=...)" when that environment variable capped
- * them ("portable" or "avx2": how tests run the lower paths on a newer
- * CPU).  Static. */
+ * them ("portable", "avx2", "avx512" or "avx512bf16": how tests run the
+ * lower paths on a newer CPU).  Static. */
 TENDO_API const char *tendo_cpu_features(void);
 /* How this build was configured, e.g. "blas=cblas openmp=yes events=yes
  * cuda=no". Static. */

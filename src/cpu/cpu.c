@@ -2,9 +2,10 @@
  *
  * TENDO_CPU in the environment caps what the dispatch may use, so that one
  * machine can test every path: "portable" (plain C everywhere), "avx2"
- * (AVX2, FMA and F16C at most: no AVX-512) or "avx512" (AVX-512 F/BW/VL/DQ
- * without the BF16, VNNI and FP16 extensions).  Read once, at the first
- * question. */
+ * (AVX2, FMA and F16C at most: no AVX-512), "avx512" (AVX-512 F/BW/VL/DQ
+ * without the BF16, VNNI and FP16 extensions) or "avx512bf16" (AVX-512 with
+ * those extensions, no AMX tiles).  Read once, at the first question. */
+#define _DEFAULT_SOURCE /* syscall */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +17,35 @@
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #include <cpuid.h>
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+/* Whether AMX tiles with bf16 dot products may run here: the CPU has them
+ * (leaf 7 EDX: AMX-BF16 bit 22, AMX-TILE bit 24), the OS saves tile state
+ * (XCR0 bits 17 and 18) and Linux grants this process the tile data
+ * (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA: until asked, the
+ * first tile instruction faults).  The grant covers every thread. */
+static bool amx_bf16_usable(unsigned edx7)
+{
+#if defined(__linux__) && defined(__x86_64__)
+    unsigned eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
+
+    if ((edx7 & ((1u << 22) | (1u << 24))) != ((1u << 22) | (1u << 24)))
+        return false;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & bit_OSXSAVE))
+        return false;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    if ((xcr0_lo & (3u << 17)) != (3u << 17))
+        return false;
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    (void)edx7;
+    return false;
+#endif
+}
 
 /* The features as TENDO__CPU_* bits.  GCC knows every name in
  * __builtin_cpu_supports; clang before 16 rejects "f16c" and "fma", so
@@ -55,6 +85,8 @@ static unsigned detect(void)
         f |= TENDO__CPU_AVX512VNNI;
     if ((f & TENDO__CPU_AVX512) && leaf7 && (edx7 & (1u << 23)))
         f |= TENDO__CPU_AVX512FP16;
+    if ((f & TENDO__CPU_AVX512BF16) && leaf7 && amx_bf16_usable(edx7))
+        f |= TENDO__CPU_AMXBF16;
     return f;
 }
 #else
@@ -77,6 +109,8 @@ static unsigned allowed(void)
         return TENDO__CPU_AVX2 | TENDO__CPU_FMA | TENDO__CPU_F16C;
     if (level && !strcmp(level, "avx512"))
         return TENDO__CPU_AVX2 | TENDO__CPU_FMA | TENDO__CPU_F16C | TENDO__CPU_AVX512;
+    if (level && !strcmp(level, "avx512bf16"))
+        return ~(KNOWN | TENDO__CPU_AMXBF16);
     return ~KNOWN;
 }
 
@@ -102,10 +136,11 @@ static void describe(void)
     unsigned f = used();
     const char *level = getenv("TENDO_CPU");
 
-    snprintf(described, sizeof described, "%s%s%s%s%s%s%s%s%s%s", f & TENDO__CPU_AVX2 ? "avx2 " : "",
+    snprintf(described, sizeof described, "%s%s%s%s%s%s%s%s%s%s%s", f & TENDO__CPU_AVX2 ? "avx2 " : "",
              f & TENDO__CPU_FMA ? "fma " : "", f & TENDO__CPU_F16C ? "f16c " : "",
              f & TENDO__CPU_AVX512 ? "avx512 " : "", f & TENDO__CPU_AVX512BF16 ? "avx512bf16 " : "",
              f & TENDO__CPU_AVX512VNNI ? "avx512vnni " : "", f & TENDO__CPU_AVX512FP16 ? "avx512fp16 " : "",
+             f & TENDO__CPU_AMXBF16 ? "amxbf16 " : "",
              f & ~KNOWN ? "" : "portable ", level ? "(TENDO_CPU=" : "", level ? level : "");
     if (level)
         strncat(described, ")", sizeof described - strlen(described) - 1);

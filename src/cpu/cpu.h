@@ -13,7 +13,9 @@ struct tendo__tensor;
 /* AVX512 stands for AVX-512 F, BW, VL and DQ together (with the OS
  * saving ZMM registers); AVX512BF16 for its bf16 dot products, AVX512VNNI
  * for its int8 dot products, AVX512FP16 for its f16 arithmetic (newer
- * Intel parts; detected and shown, no kernel uses it yet). */
+ * Intel parts; detected and shown, no kernel uses it yet), AMXBF16 for
+ * AMX tiles with bf16 dot products (the OS saving tile data and granting
+ * this process their use). */
 enum {
     TENDO__CPU_AVX2 = 1,
     TENDO__CPU_FMA = 2,
@@ -22,6 +24,7 @@ enum {
     TENDO__CPU_AVX512BF16 = 16,
     TENDO__CPU_AVX512VNNI = 32,
     TENDO__CPU_AVX512FP16 = 64,
+    TENDO__CPU_AMXBF16 = 128,
 };
 
 /* True when the CPU has every feature in mask (the AVX2 check includes
@@ -86,7 +89,7 @@ bool tendo__cpu_matmul(const char *op, const struct tendo__tensor *a, const stru
 /* The device table's prepack: the 2-D CPU tensor w packed as the B of the
  * AVX-512 kernel of its dtype, the panels kept with its storage
  * (src/cpu/prepack.h); nothing where this CPU has no such kernel for the
- * dtype.  False (TENDO_ERR_OOM) when the panels could not be allocated. */
+ * dtype or multiplies it on AMX tiles.  False (TENDO_ERR_OOM) when the panels could not be allocated. */
 bool tendo__cpu_prepack(const char *op, const struct tendo__tensor *w);
 /* numpy.matmul of two i8 CPU tensors into the dense i32 out (src/cpu/matmul.c). */
 bool tendo__cpu_matmul_i32(const char *op, const struct tendo__tensor *a, const struct tendo__tensor *b,

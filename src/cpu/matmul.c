@@ -509,7 +509,7 @@ bool tendo__cpu_prepack(const char *op, const tendo__tensor *w)
     tendo__prepacked *e;
     char *panels;
 
-    if (kind == TENDO__PGEMM_NONE || key.k == 0 || key.n == 0)
+    if (kind == TENDO__PGEMM_NONE || key.k == 0 || key.n == 0 || tendo__skinny_on_amx(tendo__traits_of(w->dtype)))
         return true; /* this CPU multiplies the dtype without panels */
     if (!(e = tendo__prepacked_new(op, &key, version)))
         return false;

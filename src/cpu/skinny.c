@@ -17,6 +17,7 @@
 #include "cpu/cpu.h"
 #include "cpu/gemm.h"
 #include "cpu/skinny.h"
+#include "cpu/skinny_amx.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) &&                                  \
     (defined(__clang__) ? __clang_major__ >= 11 : __GNUC__ >= 10)
@@ -212,6 +213,20 @@ static const sk_path *path(void)
     return &portable;
 }
 
+/* Whether an m-row bf16 product (dot: by a weight of unit row stride) goes
+ * to the AMX tiles (skinny_amx.c).  Below TENDO__SKINNY_AMX_MIN_DOT and
+ * _AXPY rows the AVX-512 kernels are faster (a tile of 16 rows is mostly
+ * padding; a [k, n] weight's pairs of rows must be interleaved). */
+static bool amx_bf16(int64_t m, bool dot)
+{
+#ifdef TENDO__HAVE_AMX
+    return m >= (dot ? TENDO__SKINNY_AMX_MIN_DOT : TENDO__SKINNY_AMX_MIN_AXPY) && tendo__cpu_has(TENDO__CPU_AMXBF16);
+#else
+    (void)m, (void)dot;
+    return false;
+#endif
+}
+
 /* The weight kind of dtype t the vector kernels read, or -1. */
 static int kind_of(const tendo__traits *t)
 {
@@ -228,6 +243,8 @@ static int kind_of(const tendo__traits *t)
     return -1;
 }
 
+bool tendo__skinny_on_amx(const tendo__traits *t) { return kind_of(t) == SK_BF16 && amx_bf16(INT64_MAX, true); }
+
 bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n, int64_t rsb, int64_t csb)
 {
     if (!(t->compute == TENDO__COMPUTE_FLOAT || (t->compute == TENDO__COMPUTE_DOUBLE && t->own_compute)))
@@ -239,6 +256,8 @@ bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n
      * (a 1024 x 1024 f64 weight, 16 rows: 2-5 GFLOPS here against 8) */
     if (t->compute == TENDO__COMPUTE_DOUBLE && m > TENDO__SKINNY_F64_ROWS)
         return false;
+    if (kind_of(t) == SK_BF16 && amx_bf16(m, rsb == 1 || k == 1)) /* any rows: faster than packing */
+        return rsb == 1 || k == 1 || csb == 1 || n == 1;
     if (rsb == 1 || k == 1)
         return m <= TENDO__SKINNY_DOT_ROWS;
     return (csb == 1 || n == 1) && m <= TENDO__SKINNY_AXPY_ROWS;
@@ -303,19 +322,37 @@ int tendo__skinny(const tendo__traits *t, int64_t m, int64_t n, int64_t k, const
     bool dbl = t->compute == TENDO__COMPUTE_DOUBLE, dot = rsb == 1 || k == 1;
     const sk_path *p = path();
     int kind = kind_of(t);
-    bool pairs = dot && kind == SK_BF16 && p->bf16_pairs;
+    bool amx = kind == SK_BF16 && amx_bf16(m, dot);
+    bool pairs = amx || (dot && kind == SK_BF16 && p->bf16_pairs);
     size_t csize = dbl ? sizeof(double) : sizeof(float), asize = pairs ? 2 : csize;
     int64_t pad = pairs ? 2 * PAD : PAD, lda = (k + pad - 1) / pad * pad, ldb = (dot ? csb : rsb) * (int64_t)t->size;
     sk_fn direct = dbl ? (dot ? dot_d : axpy_d) : kind < 0 ? NULL : dot ? p->dot[kind] : p->axpy[kind];
     struct tendo__pool_block *blk;
-    char *ap = tendo__gemm_scratch((size_t)(m * lda) * asize, &blk);
+    size_t abytes = (size_t)(m * lda) * asize, accbytes = 0;
+    char *ap;
 
-    if (!ap)
+#ifdef TENDO__HAVE_AMX
+    if (amx) /* A in tiles; a [k, n] weight's f32 sums after it */
+        abytes = (size_t)tendo__skinny_amx_a_bytes(m, lda),
+        accbytes = dot ? 0 : (size_t)tendo__skinny_amx_axpy_acc_bytes(m, n);
+#endif
+    if (!(ap = tendo__gemm_scratch(abytes + accbytes, &blk)))
         return -1;
-    for (int64_t i = 0; i < m; i++) {
-        pack_a_row(t, pairs, a, rsa, csa, i, k, ap, lda, asize);
+    for (int64_t i = 0; i < m; i++)
         memset((char *)c + (size_t)(i * ldc) * csize, 0, (size_t)n * csize);
+#ifdef TENDO__HAVE_AMX
+    if (amx) { /* the tiles' forms (skinny_amx.h) */
+        tendo__skinny_amx_pack(m, k, a, rsa, csa, (uint16_t *)(void *)ap, lda, dot);
+        if (dot)
+            tendo__skinny_amx_dot(m, n, k, ap, lda, b, ldb, c, ldc);
+        else
+            tendo__skinny_amx_axpy(m, n, k, ap, lda, b, ldb, (float *)(void *)(ap + abytes), c, ldc);
+        tendo__gemm_scratch_free(blk);
+        return 0;
     }
+#endif
+    for (int64_t i = 0; i < m; i++)
+        pack_a_row(t, pairs, a, rsa, csa, i, k, ap, lda, asize);
     if (direct)
         direct(m, n, k, ap, lda, b, ldb, c, ldc);
     else if (dot)

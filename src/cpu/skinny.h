@@ -10,10 +10,11 @@
  * first.
  *
  * Determinism.  Element (i, j) of C is computed alone, in an order that
- * depends on k, the layout and the CPU path (AVX-512, AVX2, portable) only:
- * not on m, n, the column range a caller hands over, or the thread count.
- * So callers may split the columns anywhere, between any threads, and get
- * the same bits. */
+ * depends on k, the layout and the CPU path (AMX, AVX-512, AVX2, portable)
+ * only, the AMX path being taken for bf16 from a number of rows on: not on
+ * n, the column range a caller hands over, or the thread count.  So
+ * callers may split the columns anywhere, between any threads, and get the
+ * same bits (and rows in blocks that do not depend on the thread count). */
 #ifndef TENDO_SRC_CPU_SKINNY_H
 #define TENDO_SRC_CPU_SKINNY_H
 
@@ -29,13 +30,28 @@ struct tendo__traits;
  * rows, since the packed GEMMs pack B on every call. */
 #define TENDO__SKINNY_DOT_ROWS 64
 #define TENDO__SKINNY_AXPY_ROWS 32
+/* bf16 where the CPU has AMX tiles (skinny_amx.h): from 4 rows by a
+ * transposed weight, 8 by a [k, n] one (fewer rows go to the AVX-512
+ * kernels, which are faster there), with no upper limit: streaming the
+ * weight through the tiles once per row block beats the packed AVX-512
+ * GEMM at every size measured (Sapphire Rapids, 4096 x 4096 weights, one
+ * thread: 64 rows 11 / 14 ms against 42 / 31, 1024 rows 170 / 75 ms
+ * against 531 / 577, [k, n] / [n, k]^T). */
+#define TENDO__SKINNY_AMX_MIN_DOT 4
+#define TENDO__SKINNY_AMX_MIN_AXPY 8
 /* f64, whose kernels are plain C: where reading the weight is the cost. */
 #define TENDO__SKINNY_F64_ROWS 2
 
 /* Whether the skinny kernels take an m-row product with B of strides
  * (rsb, csb), elements of dtype t: a float dtype (f64 included), m within
- * the layout's limit (and f64's), and B with a unit stride. */
+ * the layout's limit (and f64's; none for bf16 on AMX), and B with a unit
+ * stride. */
 bool tendo__skinny_takes(const struct tendo__traits *t, int64_t m, int64_t k, int64_t n, int64_t rsb, int64_t csb);
+
+/* Whether dtype t's products by a weight of unit row or column stride go
+ * to the AMX tiles from a few rows on (bf16 where the CPU has them): then
+ * panels packed for the AVX-512 GEMM would never be read. */
+bool tendo__skinny_on_amx(const struct tendo__traits *t);
 
 /* C (m x n, row stride ldc; float, double for a dtype computing in double)
  * = A B for A (m x k, element strides rsa, csa, any) and B (k x n, element
