@@ -2,7 +2,8 @@
  * skinny.h): a decoder's matrix-vector products stream the weight once, at
  * the memory's speed, where the packed GEMMs would first copy all of it.
  *
- * Paths, chosen at run time as TENDO_CPU allows: AVX-512 and AVX2 vector
+ * Paths, chosen at run time as TENDO_CPU allows: bf16 on AMX tiles from a
+ * few rows on (skinny_amx.c, at any number of rows); AVX-512 and AVX2 vector
  * kernels (skinny-kernels.h) widen f32, f16 and bf16 weights in registers
  * (bf16 by a transposed bf16 weight multiplies pairs with vdpbf16ps where
  * the CPU has AVX512_BF16);
