@@ -49,6 +49,8 @@ SK_TARGET static inline float SK(hsum)(__m512 v) { return _mm512_reduce_add_ps(v
 #endif
 
 #define W SK_WIDTH
+/* The most weight rows axpy_group adds into C in one pass. */
+#define SK_GROUP 8
 #define SK_INLINE SK_TARGET static inline __attribute__((always_inline))
 /* The loops over a tile's rows and weight rows run a constant number of
  * times: unrolled, their accumulators live in registers. */
@@ -123,14 +125,15 @@ SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *a
 #undef SK_TILE
 }
 
-/* Rows i < MI of C (n columns, row stride ldc) += sum over the G (1 to 4)
- * weight rows b[g] of ap[i*lda + g] * b[g]: one multiply-add per element
- * and weight row, in increasing g. */
+/* Rows i < MI of C (n columns, row stride ldc) += sum over the G (1 to
+ * SK_GROUP) weight rows b[g] of ap[i*lda + g] * b[g]: one multiply-add per
+ * element and weight row, in increasing g (so the grouping changes no
+ * bits: only how often C is loaded and stored). */
 SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *ap, int64_t lda,
-                              const char *const b[4], float *c, int64_t ldc)
+                              const char *const b[SK_GROUP], float *c, int64_t ldc)
 {
     int64_t es = kind == SK_F32 ? 4 : 2, j = 0;
-    VF a[8][4];
+    VF a[8][SK_GROUP];
 
     SK_UNROLL
     for (int i = 0; i < MI; i++)
@@ -138,7 +141,7 @@ SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *a
         for (int g = 0; g < G; g++)
             a[i][g] = VF_SET1(ap[i * lda + g]);
     for (; j + W <= n; j += W) {
-        VF bv[4];
+        VF bv[SK_GROUP];
         SK_UNROLL
         for (int g = 0; g < G; g++)
             bv[g] = SK(load)(kind, b[g] + j * es);
@@ -152,7 +155,7 @@ SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *a
         }
     }
     if (j < n) {
-        VF bv[4];
+        VF bv[SK_GROUP];
         SK_UNROLL
         for (int g = 0; g < G; g++)
             bv[g] = SK(load_part)(kind, b[g] + j * es, n - j);
@@ -172,18 +175,24 @@ SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *a
 }
 
 /* Rows i < MI of C += A's rows times the k weight rows (row p at b + p *
- * ldb bytes), four weight rows per pass over C. */
+ * ldb bytes): eight weight rows per pass over C for one or two rows of A
+ * (a decoder's: C is loaded and stored half as often), four for more,
+ * whose broadcast elements of A take the registers. */
 SK_INLINE void SK(axpy_rows)(int kind, int MI, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b,
                              int64_t ldb, float *c, int64_t ldc)
 {
+    const int G = MI <= 2 ? SK_GROUP : 4;
     int64_t p = 0;
 
-    for (; p + 4 <= k; p += 4) {
-        const char *br[4] = {b + p * ldb, b + (p + 1) * ldb, b + (p + 2) * ldb, b + (p + 3) * ldb};
-        SK(axpy_group)(kind, MI, 4, n, ap + p, lda, br, c, ldc);
+    for (; p + G <= k; p += G) {
+        const char *br[SK_GROUP];
+        SK_UNROLL
+        for (int g = 0; g < SK_GROUP; g++)
+            br[g] = b + (p + (g < G ? g : 0)) * ldb;
+        SK(axpy_group)(kind, MI, G, n, ap + p, lda, br, c, ldc);
     }
     for (; p < k; p++) {
-        const char *br[4] = {b + p * ldb, b, b, b};
+        const char *br[SK_GROUP] = {b + p * ldb};
         SK(axpy_group)(kind, MI, 1, n, ap + p, lda, br, c, ldc);
     }
 }
@@ -237,3 +246,4 @@ SK_ENTRY(axpy, axpy_bf16, SK_BF16)
 #undef LOAD_F16
 #undef LOAD_BF16
 #undef W
+#undef SK_GROUP
