@@ -26,7 +26,8 @@
 
 /* The tile intrinsics are assembly that names its pointers only: memory
  * written for a tile load, or read after a tile store, is fenced from the
- * compiler with this. */
+ * compiler with this, on both sides (so that neither the writes for the
+ * next load nor the reads of the last store move past them). */
 #define COMPILER_FENCE() __asm__ volatile("" ::: "memory")
 
 /* A [k, n] weight is interleaved CHUNK blocks of 32 rows by PANEL columns
@@ -122,6 +123,7 @@ TARGET_AMX void tendo__skinny_amx_dot(int64_t m, int64_t n, int64_t k, const voi
                     _tile_loadd(4, w + j * ldw + kb * 64, ldw);
                     _tile_loadd(5, w + (j + 16) * ldw + kb * 64, ldw);
                 } else {
+                    COMPILER_FENCE();
                     stage_rows(w, ldw, j, nj, kb, k, stage[0]);
                     stage_rows(w, ldw, j + 16, nj - 16, kb, k, stage[1]);
                     COMPILER_FENCE();
@@ -138,20 +140,20 @@ TARGET_AMX void tendo__skinny_amx_dot(int64_t m, int64_t n, int64_t k, const voi
                 }
             }
             /* tile 2u + v holds C^T's rows j + 16u.., columns 16(t + v).. */
-            _tile_stored(0, out, 64);
-            COMPILER_FENCE();
-            add_tile(out, 1, c, ldc, t * 16, j, m - t * 16, nj);
-            _tile_stored(2, out, 64);
-            COMPILER_FENCE();
-            add_tile(out, 1, c, ldc, t * 16, j + 16, m - t * 16, nj - 16);
+#define ADD_TILE(tmm, i0, j0)                                                                                  \
+    do {                                                                                                       \
+        COMPILER_FENCE();                                                                                      \
+        _tile_stored(tmm, out, 64);                                                                            \
+        COMPILER_FENCE();                                                                                      \
+        add_tile(out, 1, c, ldc, i0, j0, m - (i0), j + nj - (j0));                                             \
+    } while (0)
+            ADD_TILE(0, t * 16, j);
+            ADD_TILE(2, t * 16, j + 16);
             if (two) {
-                _tile_stored(1, out, 64);
-                COMPILER_FENCE();
-                add_tile(out, 1, c, ldc, t * 16 + 16, j, m - t * 16 - 16, nj);
-                _tile_stored(3, out, 64);
-                COMPILER_FENCE();
-                add_tile(out, 1, c, ldc, t * 16 + 16, j + 16, m - t * 16 - 16, nj - 16);
+                ADD_TILE(1, t * 16 + 16, j);
+                ADD_TILE(3, t * 16 + 16, j + 16);
             }
+#undef ADD_TILE
         }
     }
     _tile_release();
