@@ -47,10 +47,12 @@ static bool amx_bf16_usable(unsigned edx7)
 #endif
 }
 
-/* The features as TENDO__CPU_* bits.  GCC knows every name in
+/* The features as TENDO__CPU_* bits, AMX only where allow has it (asking
+ * Linux for the tile data grows every signal frame of the process, so a
+ * capped level does not ask).  GCC knows every name in
  * __builtin_cpu_supports; clang before 16 rejects "f16c" and "fma", so
  * clang asks cpuid (leaf 1, ECX) for those. */
-static unsigned detect(void)
+static unsigned detect(unsigned allow)
 {
     unsigned f = 0, eax7, ebx7, ecx7 = 0, edx7 = 0;
     /* leaf 7: AVX512_VNNI (ECX bit 11) and AVX512_FP16 (EDX bit 23), which
@@ -85,12 +87,16 @@ static unsigned detect(void)
         f |= TENDO__CPU_AVX512VNNI;
     if ((f & TENDO__CPU_AVX512) && leaf7 && (edx7 & (1u << 23)))
         f |= TENDO__CPU_AVX512FP16;
-    if ((f & TENDO__CPU_AVX512BF16) && leaf7 && amx_bf16_usable(edx7))
+    if ((f & TENDO__CPU_AVX512BF16) && (allow & TENDO__CPU_AMXBF16) && leaf7 && amx_bf16_usable(edx7))
         f |= TENDO__CPU_AMXBF16;
     return f;
 }
 #else
-static unsigned detect(void) { return 0; }
+static unsigned detect(unsigned allow)
+{
+    (void)allow;
+    return 0;
+}
 #endif
 
 /* The detected bits, or'ed with KNOWN once asked; racing first calls all
@@ -120,7 +126,8 @@ static unsigned used(void)
     unsigned f = atomic_load_explicit(&features, memory_order_relaxed);
 
     if (!(f & KNOWN)) {
-        f = (detect() & allowed()) | KNOWN;
+        unsigned allow = allowed();
+        f = (detect(allow) & allow) | KNOWN;
         atomic_store_explicit(&features, f, memory_order_relaxed);
     }
     return f;

@@ -509,8 +509,11 @@ bool tendo__cpu_prepack(const char *op, const tendo__tensor *w)
     tendo__prepacked *e;
     char *panels;
 
-    if (kind == TENDO__PGEMM_NONE || key.k == 0 || key.n == 0 || tendo__skinny_on_amx(tendo__traits_of(w->dtype)))
+    if (kind == TENDO__PGEMM_NONE || key.k == 0 || key.n == 0)
         return true; /* this CPU multiplies the dtype without panels */
+    if (tendo__skinny_on_amx(tendo__traits_of(w->dtype)) &&
+        tendo__skinny_takes(tendo__traits_of(w->dtype), TENDO__SKINNY_AMX_MIN_AXPY, key.k, key.n, key.rs, key.cs))
+        return true; /* nor this view: AMX tiles read it as stored */
     if (!(e = tendo__prepacked_new(op, &key, version)))
         return false;
     panels = tendo__prepacked_panels(e);

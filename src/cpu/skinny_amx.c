@@ -68,7 +68,14 @@ static void add_tile(const float *tile, int transposed, float *c, int64_t ldc, i
             c[(r0 + i) * ldc + c0 + j] += tile[i * rs + j * cs];
 }
 
-int64_t tendo__skinny_amx_axpy_acc_bytes(int64_t m, int64_t n) { return (m + 15) / 16 * 16 * ((n + 31) / 32 * 32) * 4; }
+/* The staging tiles of tendo__skinny_amx_axpy: CHUNK blocks of 32 rows by
+ * PANEL columns, two tiles per 32 columns. */
+typedef uint16_t axpy_stage[CHUNK][PANEL / 32][2][512];
+
+int64_t tendo__skinny_amx_axpy_acc_bytes(int64_t m, int64_t n)
+{
+    return (int64_t)sizeof(axpy_stage) + (m + 15) / 16 * 16 * ((n + 31) / 32 * 32) * 4;
+}
 
 int64_t tendo__skinny_amx_a_bytes(int64_t m, int64_t lda) { return (m + 15) / 16 * 16 * lda * 2; }
 
@@ -88,15 +95,19 @@ void tendo__skinny_amx_pack(int64_t m, int64_t k, const uint16_t *a, int64_t rsa
         }
 }
 
-/* Weight rows j.. (nj of them, at most 16) over k block kb into a zeroed
- * staging tile: the end of the weight, in rows or in k. */
-static void stage_rows(const char *w, int64_t ldw, int64_t j, int64_t nj, int64_t kb, int64_t k, uint16_t *tile)
+/* Weight rows j.. (nj of them, at most 16) over k block kb into a staging
+ * tile, zeros past them and past k: the end of the weight, in rows or in
+ * k.  Masked vector moves, no library call: tiles hold live sums here, and
+ * the ABI lets a called function clobber them. */
+TARGET_AMX static void stage_rows(const char *w, int64_t ldw, int64_t j, int64_t nj, int64_t kb, int64_t k,
+                                  uint16_t *tile)
 {
     int64_t kc = k - kb * 32 < 32 ? k - kb * 32 : 32;
+    __mmask32 cols = kc >= 32 ? 0xffffffffu : (1u << kc) - 1;
 
-    memset(tile, 0, 1024);
-    for (int64_t r = 0; r < nj && r < 16; r++)
-        memcpy(tile + r * 32, w + (j + r) * ldw + kb * 64, (size_t)kc * 2);
+    for (int64_t r = 0; r < 16; r++)
+        _mm512_store_si512((void *)(tile + r * 32), r < nj ? _mm512_maskz_loadu_epi16(cols, w + (j + r) * ldw + kb * 64)
+                                                           : _mm512_setzero_si512());
 }
 
 TARGET_AMX void tendo__skinny_amx_dot(int64_t m, int64_t n, int64_t k, const void *ap, int64_t lda, const char *w,
@@ -111,6 +122,7 @@ TARGET_AMX void tendo__skinny_amx_dot(int64_t m, int64_t n, int64_t k, const voi
     tiles_configure();
     for (int64_t j = 0; j < n; j += 32) {
         int64_t nj = n - j < 32 ? n - j : 32;
+        int wtwo = nj > 16; /* a second tile of weight rows */
         for (int64_t t = 0; t < mts; t += 2) {
             int two = t + 1 < mts;
             _tile_zero(0);
@@ -125,18 +137,22 @@ TARGET_AMX void tendo__skinny_amx_dot(int64_t m, int64_t n, int64_t k, const voi
                 } else {
                     COMPILER_FENCE();
                     stage_rows(w, ldw, j, nj, kb, k, stage[0]);
-                    stage_rows(w, ldw, j + 16, nj - 16, kb, k, stage[1]);
+                    if (wtwo)
+                        stage_rows(w, ldw, j + 16, nj - 16, kb, k, stage[1]);
                     COMPILER_FENCE();
                     _tile_loadd(4, stage[0], 64);
-                    _tile_loadd(5, stage[1], 64);
+                    if (wtwo)
+                        _tile_loadd(5, stage[1], 64);
                 }
                 _tile_loadd(6, a0, 64);
                 _tile_dpbf16ps(0, 4, 6);
-                _tile_dpbf16ps(2, 5, 6);
+                if (wtwo)
+                    _tile_dpbf16ps(2, 5, 6);
                 if (two) {
                     _tile_loadd(7, a0 + 1024, 64);
                     _tile_dpbf16ps(1, 4, 7);
-                    _tile_dpbf16ps(3, 5, 7);
+                    if (wtwo)
+                        _tile_dpbf16ps(3, 5, 7);
                 }
             }
             /* tile 2u + v holds C^T's rows j + 16u.., columns 16(t + v).. */
@@ -148,10 +164,12 @@ TARGET_AMX void tendo__skinny_amx_dot(int64_t m, int64_t n, int64_t k, const voi
         add_tile(out, 1, c, ldc, i0, j0, m - (i0), j + nj - (j0));                                             \
     } while (0)
             ADD_TILE(0, t * 16, j);
-            ADD_TILE(2, t * 16, j + 16);
+            if (wtwo)
+                ADD_TILE(2, t * 16, j + 16);
             if (two) {
                 ADD_TILE(1, t * 16 + 16, j);
-                ADD_TILE(3, t * 16 + 16, j + 16);
+                if (wtwo)
+                    ADD_TILE(3, t * 16 + 16, j + 16);
             }
 #undef ADD_TILE
         }
@@ -196,9 +214,10 @@ TARGET_AMX void tendo__skinny_amx_axpy(int64_t m, int64_t n, int64_t k, const vo
     const char *a = ap;
     float *c = cv;
     int64_t kbs = lda / 32, mts = (m + 15) / 16;
-    _Alignas(64) uint16_t stage[CHUNK][PANEL / 32][2][512];
+    uint16_t(*stage)[PANEL / 32][2][512] = (void *)acc; /* then the sums */
 
-    memset(acc, 0, (size_t)tendo__skinny_amx_axpy_acc_bytes(m, n));
+    acc += sizeof(axpy_stage) / sizeof *acc;
+    memset(acc, 0, (size_t)(tendo__skinny_amx_axpy_acc_bytes(m, n) - (int64_t)sizeof(axpy_stage)));
     tiles_configure();
     for (int64_t kb0 = 0; kb0 < kbs; kb0 += CHUNK) {
         int64_t kbn = kbs - kb0 < CHUNK ? kbs - kb0 : CHUNK;

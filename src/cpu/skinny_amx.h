@@ -35,14 +35,16 @@ void tendo__skinny_amx_pack(int64_t m, int64_t k, const uint16_t *a, int64_t rsa
 void tendo__skinny_amx_dot(int64_t m, int64_t n, int64_t k, const void *ap, int64_t lda, const char *w,
                            int64_t ldw, void *c, int64_t ldc);
 
-/* Bytes of the f32 accumulator tendo__skinny_amx_axpy takes, for m x n. */
+/* Bytes of the scratch tendo__skinny_amx_axpy takes, for m x n: its
+ * staging tiles, then f32 sums. */
 int64_t tendo__skinny_amx_axpy_acc_bytes(int64_t m, int64_t n);
 
 /* C += A B for A packed (not transposed) and bf16 B row p (n elements) at
- * b + p * ldb bytes, summed in acc (tendo__skinny_amx_axpy_acc_bytes,
- * 64-byte aligned, overwritten).  B is read along its rows, CHUNK blocks of
- * 32 rows by PANEL columns at a time, pairs of rows interleaved into
- * staging tiles; C's tiles are kept in acc between those blocks. */
+ * b + p * ldb bytes, staged and summed in acc
+ * (tendo__skinny_amx_axpy_acc_bytes, 64-byte aligned, overwritten).  B is
+ * read along its rows, CHUNK blocks of 32 rows by PANEL columns at a time,
+ * pairs of rows interleaved into staging tiles; C's tiles are kept in acc
+ * between those blocks. */
 void tendo__skinny_amx_axpy(int64_t m, int64_t n, int64_t k, const void *ap, int64_t lda, const char *b,
                             int64_t ldb, float *acc, void *c, int64_t ldc);
 #endif
