@@ -109,6 +109,13 @@ void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *in, void *
     void *dst = inout;
     int nb = 2, div = 2; /* AVG: the mean of the two */
 
+    /* a sum or mean of a narrow float in one pass, where its dtype has one:
+     * the same bits as the chunks below ((y + x) * 0.5 is (y + x) / 2) */
+    if (tr->add_pairs && (op == TENDO_REDUCE_SUM || op == TENDO_REDUCE_AVG)) {
+        tr->add_pairs(in, inout, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
+        return;
+    }
+
 #define FIRST(at) ((const char *)inout + (size_t)(at) * tr->size)
 #define NEXT(b, at) ((void)(b), (const char *)in + (size_t)(at) * tr->size)
     BY_COMPUTE();

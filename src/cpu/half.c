@@ -234,6 +234,71 @@ TENDO__AVX512 static int64_t bf16_to_f32_avx512(const uint16_t *src, float *dst,
                             _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(src + i))), 16));
     return i;
 }
+
+/* ---- x86: pairs added and rounded in one pass (tendo__<T>_add_n) -------- */
+
+/* 16 bf16 at p as the floats they are. */
+TENDO__AVX512 static inline __m512 bf16_load16(const uint16_t *p)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+
+/* y = (y + x) * scale, 16 at a time; returns how many. */
+TENDO__AVX512 static int64_t bf16_add_avx512(const uint16_t *x, uint16_t *y, int64_t n, float scale)
+{
+    const __m512 s = _mm512_set1_ps(scale);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 r = _mm512_mul_ps(_mm512_add_ps(bf16_load16(y + i), bf16_load16(x + i)), s);
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtepi32_epi16(bf16_round16(_mm512_castps_si512(r))));
+    }
+    return i;
+}
+
+TENDO__AVX512 static int64_t f16_add_avx512(const uint16_t *x, uint16_t *y, int64_t n, float scale)
+{
+    const __m512 s = _mm512_set1_ps(scale);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 a = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(y + i)));
+        __m512 b = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(x + i)));
+        __m512 r = _mm512_mul_ps(_mm512_add_ps(a, b), s);
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    return i;
+}
+
+/* 8 bf16 at p as the floats they are. */
+TENDO__AVX2 static inline __m256 bf16_load8(const uint16_t *p)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+TENDO__AVX2 static int64_t bf16_add_avx2(const uint16_t *x, uint16_t *y, int64_t n, float scale)
+{
+    const __m256 s = _mm256_set1_ps(scale);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 sum = _mm256_mul_ps(_mm256_add_ps(bf16_load8(y + i), bf16_load8(x + i)), s);
+        __m256i r = bf16_round8(_mm256_castps_si256(sum));
+        _mm_storeu_si128((__m128i *)(y + i),
+                         _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+    }
+    return i;
+}
+
+TENDO__AVX2 static int64_t f16_add_avx2(const uint16_t *x, uint16_t *y, int64_t n, float scale)
+{
+    const __m256 s = _mm256_set1_ps(scale);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 a = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i)));
+        __m256 b = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
+        __m256 r = _mm256_mul_ps(_mm256_add_ps(a, b), s);
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
+    }
+    return i;
+}
 #endif /* TENDO__HALF_X86 */
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -302,6 +367,35 @@ void tendo__bf16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
 #endif
     for (; i < n; i++)
         dst[i] = tendo__bf16_bits_to_f32(src[i]);
+}
+
+/* y[i] = (y[i] + x[i]) * scale for n bf16, computed in float and rounded
+ * once (scale 1: a sum; 0.5: the mean of two, as (y + x) / 2). */
+void tendo__bf16_add_n(const uint16_t *x, uint16_t *y, int64_t n, float scale)
+{
+    int64_t i = 0;
+#if TENDO__HALF_X86
+    if (n >= 16 && use_avx512())
+        i = bf16_add_avx512(x, y, n, scale);
+    if (n - i >= 8 && use_avx2())
+        i += bf16_add_avx2(x + i, y + i, n - i, scale);
+#endif
+    for (; i < n; i++)
+        y[i] = tendo__f32_to_bf16_bits((tendo__bf16_bits_to_f32(y[i]) + tendo__bf16_bits_to_f32(x[i])) * scale);
+}
+
+/* As tendo__bf16_add_n, for f16. */
+void tendo__f16_add_n(const uint16_t *x, uint16_t *y, int64_t n, float scale)
+{
+    int64_t i = 0;
+#if TENDO__HALF_X86
+    if (n >= 16 && use_avx512())
+        i = f16_add_avx512(x, y, n, scale);
+    if (n - i >= 8 && use_avx2())
+        i += f16_add_avx2(x + i, y + i, n - i, scale);
+#endif
+    for (; i < n; i++)
+        y[i] = tendo__f32_to_f16_bits((tendo__f16_bits_to_f32(y[i]) + tendo__f16_bits_to_f32(x[i])) * scale);
 }
 
 /* ---- FP8 bulk converters ------------------------------------------------- */

@@ -644,6 +644,64 @@ static void test_narrow_f64(void)
     test_f64_nan();
 }
 
+/* Whether the f16 (is_bf 0) or bf16 with bits h is a NaN. */
+static int half_is_nan(int is_bf, uint16_t h)
+{
+    uint16_t inf = is_bf ? 0x7f80 : 0x7c00;
+    return (h & inf) == inf && (h & (inf ^ 0x7fff));
+}
+
+/* tendo__<T>_add_n, pairs added in one pass, against widen, add, narrow
+ * one element at a time: random patterns (NaN, infinities and subnormals
+ * among them), sums and means, every length to 40 and a long run, at any
+ * offset.  A NaN result is checked to be a NaN (which operand's payload an
+ * add keeps is the hardware's). */
+static void test_add_pairs(void)
+{
+    enum { N = 70000 };
+    uint16_t *x = xmalloc(N, 2), *y0 = xmalloc(N, 2), *y = xmalloc(N, 2);
+
+    for (int i = 0; i < N; i++) {
+        x[i] = (uint16_t)rng();
+        y0[i] = (uint16_t)rng();
+    }
+    for (int is_bf = 0; is_bf < 2; is_bf++)
+        for (int mean = 0; mean < 2; mean++) {
+            float scale = mean ? 0.5f : 1.0f;
+            int64_t bad = 0, runs = 0;
+            for (int64_t len = 0; len <= 41; len++)
+                for (int64_t off = 0; off < 3; off++) {
+                    int64_t n = len == 41 ? N - off : len;
+                    memcpy(y, y0, (size_t)N * 2);
+                    if (is_bf)
+                        tendo__bf16_add_n(x + off, y + off, n, scale);
+                    else
+                        tendo__f16_add_n(x + off, y + off, n, scale);
+                    runs++;
+                    for (int64_t i = 0; i < N; i++) {
+                        uint16_t want = y0[i];
+                        if (i >= off && i < off + n) {
+                            float a = is_bf ? tendo_bf16_to_f32((tendo_bf16){y0[i]})
+                                            : tendo_f16_to_f32((tendo_f16){y0[i]});
+                            float b = is_bf ? tendo_bf16_to_f32((tendo_bf16){x[i]})
+                                            : tendo_f16_to_f32((tendo_f16){x[i]});
+                            float r = (a + b) * scale;
+                            want = is_bf ? tendo_f32_to_bf16(r).bits : tendo_f32_to_f16(r).bits;
+                        }
+                        if (half_is_nan(is_bf, want) ? !half_is_nan(is_bf, y[i]) : y[i] != want) {
+                            if (bad++ < 3)
+                                diag("%s %s: len %lld off %lld, element %lld: %04x + %04x gave %04x, wanted %04x",
+                                     is_bf ? "bf16" : "f16", mean ? "mean" : "sum", (long long)n, (long long)off,
+                                     (long long)i, x[i], y0[i], y[i], want);
+                        }
+                    }
+                }
+            is_int(0, bad, "%s pairs %s in one pass (%lld runs of 0 to %d elements) = widen, add%s, narrow",
+                   is_bf ? "bf16" : "f16", mean ? "averaged" : "added", (long long)runs, N, mean ? ", halve" : "");
+        }
+    free(x), free(y0), free(y);
+}
+
 int main(void)
 {
     plan_lazy();
@@ -655,6 +713,7 @@ int main(void)
     test_narrow_f32();
     test_bulk_shapes();
     test_narrow_f64();
+    test_add_pairs();
     free(F16.val), free(BF16.val);
     return done_testing();
 }
