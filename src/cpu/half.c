@@ -139,6 +139,18 @@ TENDO__AVX2 static inline __m256i bf16_round8(__m256i x)
     return _mm256_blendv_epi8(rounded, nan, is_nan);
 }
 
+/* 8 bf16 at p as the floats they are. */
+TENDO__AVX2 static inline __m256 bf16_load8(const uint16_t *p)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+/* The 8 bf16 in the low halves of r's lanes (bf16_round8's result), packed. */
+TENDO__AVX2 static inline __m128i bf16_pack8(__m256i r)
+{
+    return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
 /* Converts n floats to bf16, 16 then 8 at a time; returns how many it
  * converted (a multiple of 8). */
 TENDO__AVX2 static int64_t f32_to_bf16_avx2(const float *src, uint16_t *dst, int64_t n)
@@ -153,9 +165,7 @@ TENDO__AVX2 static int64_t f32_to_bf16_avx2(const float *src, uint16_t *dst, int
     }
     for (; i + 8 <= n; i += 8) {
         __m256i a = bf16_round8(_mm256_loadu_si256((const __m256i *)(src + i)));
-        __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(a),
-                                          _mm256_extracti128_si256(a, 1));
-        _mm_storeu_si128((__m128i *)(dst + i), packed);
+        _mm_storeu_si128((__m128i *)(dst + i), bf16_pack8(a));
     }
     return i;
 }
@@ -165,18 +175,11 @@ TENDO__AVX2 static int64_t f32_to_bf16_avx2(const float *src, uint16_t *dst, int
 TENDO__AVX2 static int64_t bf16_to_f32_avx2(const uint16_t *src, float *dst, int64_t n)
 {
     int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        for (int k = 0; k < 32; k += 8) {
-            __m128i h = _mm_loadu_si128((const __m128i *)(src + i + k));
-            __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
-            _mm256_storeu_si256((__m256i *)(dst + i + k), w);
-        }
-    }
-    for (; i + 8 <= n; i += 8) {
-        __m128i h = _mm_loadu_si128((const __m128i *)(src + i));
-        __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
-        _mm256_storeu_si256((__m256i *)(dst + i), w);
-    }
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 32; k += 8)
+            _mm256_storeu_ps(dst + i + k, bf16_load8(src + i + k));
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, bf16_load8(src + i));
     return i;
 }
 
@@ -272,21 +275,13 @@ TENDO__AVX512 static int64_t f16_add_avx512(const uint16_t *x, uint16_t *y, int6
     return i;
 }
 
-/* 8 bf16 at p as the floats they are. */
-TENDO__AVX2 static inline __m256 bf16_load8(const uint16_t *p)
-{
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
-}
-
 TENDO__AVX2 static int64_t bf16_add_avx2(const uint16_t *x, uint16_t *y, int64_t n, float scale)
 {
     const __m256 s = _mm256_set1_ps(scale);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256 sum = _mm256_mul_ps(_mm256_add_ps(bf16_load8(y + i), bf16_load8(x + i)), s);
-        __m256i r = bf16_round8(_mm256_castps_si256(sum));
-        _mm_storeu_si128((__m128i *)(y + i),
-                         _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+        _mm_storeu_si128((__m128i *)(y + i), bf16_pack8(bf16_round8(_mm256_castps_si256(sum))));
     }
     return i;
 }
@@ -373,34 +368,30 @@ void tendo__bf16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
         dst[i] = tendo__bf16_bits_to_f32(src[i]);
 }
 
-/* y[i] = (y[i] + x[i]) * scale for n bf16, computed in float and rounded
- * once (scale 1: a sum; 0.5: the mean of two, as (y + x) / 2). */
-void tendo__bf16_add_n(const uint16_t *x, uint16_t *y, int64_t n, float scale)
-{
-    int64_t i = 0;
+/* tendo__<T>_add_n (half.h): y[i] = (y[i] + x[i]) * scale, computed in
+ * float and rounded once, the vector loops first and the scalar tail. */
 #if TENDO__HALF_X86
-    if (n >= 32 && use_avx512())
-        i = bf16_add_avx512(x, y, n, scale);
-    if (n - i >= 8 && use_avx2())
-        i += bf16_add_avx2(x + i, y + i, n - i, scale);
+#define TENDO__ADD_N_VECTOR(T)                                                                     \
+    if (use_avx512())                                                                              \
+        i = T##_add_avx512(x, y, n, scale);                                                        \
+    if (n - i >= 8 && use_avx2())                                                                  \
+        i += T##_add_avx2(x + i, y + i, n - i, scale);
+#else
+#define TENDO__ADD_N_VECTOR(T)
 #endif
-    for (; i < n; i++)
-        y[i] = tendo__f32_to_bf16_bits((tendo__bf16_bits_to_f32(y[i]) + tendo__bf16_bits_to_f32(x[i])) * scale);
-}
+#define TENDO__ADD_N(T)                                                                            \
+    void tendo__##T##_add_n(const uint16_t *x, uint16_t *y, int64_t n, float scale)                \
+    {                                                                                              \
+        int64_t i = 0;                                                                             \
+        TENDO__ADD_N_VECTOR(T)                                                                     \
+        for (; i < n; i++) {                                                                       \
+            float sum = tendo__##T##_bits_to_f32(y[i]) + tendo__##T##_bits_to_f32(x[i]);             \
+            y[i] = tendo__f32_to_##T##_bits(sum * scale);                                          \
+        }                                                                                          \
+    }
 
-/* As tendo__bf16_add_n, for f16. */
-void tendo__f16_add_n(const uint16_t *x, uint16_t *y, int64_t n, float scale)
-{
-    int64_t i = 0;
-#if TENDO__HALF_X86
-    if (n >= 16 && use_avx512())
-        i = f16_add_avx512(x, y, n, scale);
-    if (n - i >= 8 && use_avx2())
-        i += f16_add_avx2(x + i, y + i, n - i, scale);
-#endif
-    for (; i < n; i++)
-        y[i] = tendo__f32_to_f16_bits((tendo__f16_bits_to_f32(y[i]) + tendo__f16_bits_to_f32(x[i])) * scale);
-}
+TENDO__ADD_N(f16)
+TENDO__ADD_N(bf16)
 
 /* ---- FP8 bulk converters ------------------------------------------------- */
 

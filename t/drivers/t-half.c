@@ -234,12 +234,14 @@ static uint16_t ref_bf16(uint32_t x)
 
 /* ---- round trips and widening ---------------------------------------------- */
 
+/* Whether the 16-bit float pattern h, whose infinity is inf, is a NaN. */
+static int is_nan16(uint16_t h, uint16_t inf) { return (h & inf) == inf && (h & (inf ^ 0x7fff)); }
+
 /* What narrowing the widened pattern h must give: h itself, or for a NaN
  * the same with the quiet bit (qbit) set. */
 static uint16_t roundtrip_want(uint16_t h, uint16_t inf, uint16_t qbit)
 {
-    int nan = (h & inf) == inf && (h & (inf ^ 0x7fff));
-    return nan ? (uint16_t)(h | qbit) : h;
+    return is_nan16(h, inf) ? (uint16_t)(h | qbit) : h;
 }
 
 /* Round trips of all 65536 f16 and bf16 patterns, scalar and bulk. */
@@ -267,7 +269,7 @@ static void test_roundtrip(void)
                 wide[i] = tendo_f16_to_f32(b);
                 back[i] = tendo_f32_to_f16(wide[i]).bits;
             }
-            int nan = (h[i] & inf) == inf && (h[i] & (inf ^ 0x7fff));
+            int nan = is_nan16(h[i], inf);
             /* NaN: same sign, quiet bit set, payload kept (so a quiet NaN
              * comes back exactly, a signaling one with the quiet bit). */
             if (nan)
@@ -644,13 +646,6 @@ static void test_narrow_f64(void)
     test_f64_nan();
 }
 
-/* Whether the f16 (is_bf 0) or bf16 with bits h is a NaN. */
-static int half_is_nan(int is_bf, uint16_t h)
-{
-    uint16_t inf = is_bf ? 0x7f80 : 0x7c00;
-    return (h & inf) == inf && (h & (inf ^ 0x7fff));
-}
-
 /* tendo__<T>_add_n, pairs added in one pass, against widen, add, narrow
  * one element at a time: random patterns (NaN, infinities and subnormals
  * among them), sums and means, every length to 40 and a long run, at any
@@ -668,6 +663,7 @@ static void test_add_pairs(void)
     for (int is_bf = 0; is_bf < 2; is_bf++)
         for (int mean = 0; mean < 2; mean++) {
             float scale = mean ? 0.5f : 1.0f;
+            uint16_t inf = is_bf ? 0x7f80 : 0x7c00;
             int64_t bad = 0, runs = 0;
             for (int64_t len = 0; len <= 41; len++)
                 for (int64_t off = 0; off < 3; off++) {
@@ -688,7 +684,7 @@ static void test_add_pairs(void)
                             float r = (a + b) * scale;
                             want = is_bf ? tendo_f32_to_bf16(r).bits : tendo_f32_to_f16(r).bits;
                         }
-                        if (half_is_nan(is_bf, want) ? !half_is_nan(is_bf, y[i]) : y[i] != want) {
+                        if (is_nan16(want, inf) ? !is_nan16(y[i], inf) : y[i] != want) {
                             if (bad++ < 3)
                                 diag("%s %s: len %lld off %lld, element %lld: %04x + %04x gave %04x, wanted %04x",
                                      is_bf ? "bf16" : "f16", mean ? "mean" : "sum", (long long)n, (long long)off,
