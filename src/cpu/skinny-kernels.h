@@ -71,56 +71,61 @@ SK_INLINE VF SK(load_part)(int kind, const char *p, int64_t n)
     return SK(load)(kind, buf);
 }
 
-/* One vector of k of a dot_tile: acc[i][j] += ap[i*lda ..] * wv[j]. */
-SK_INLINE void SK(dot_step)(int MI, const float *ap, int64_t lda, const VF wv[4], VF acc[4][4])
+/* One vector of k of a dot_tile: acc[i][j] += ap[i*lda ..] * wv[j], j < NJ. */
+SK_INLINE void SK(dot_step)(int MI, int NJ, const float *ap, int64_t lda, const VF wv[8], VF acc[4][8])
 {
     SK_UNROLL
     for (int i = 0; i < MI; i++) {
         VF a = VF_LOADU(ap + i * lda);
         SK_UNROLL
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < NJ; j++)
             acc[i][j] = VF_FMADD(a, wv[j], acc[i][j]);
     }
 }
 
 /* c[i*ldc + j] += the dot product of row i of ap (row stride lda, zero
  * padded to whole vectors) and weight row w[j] (elements of kind), over k,
- * for i < MI, j < 4.  Each (i, j) has its own accumulator, summed
+ * for i < MI, j < nj <= NJ.  Each (i, j) has its own accumulator, summed
  * across lanes at the end. */
-SK_INLINE void SK(dot_tile)(int kind, int MI, int64_t k, const float *ap, int64_t lda, const char *const w[4],
-                            float *c, int64_t ldc, int nj)
+SK_INLINE void SK(dot_tile)(int kind, int MI, int NJ, int64_t k, const float *ap, int64_t lda,
+                            const char *const w[8], float *c, int64_t ldc, int nj)
 {
     int64_t es = kind == SK_F32 ? 4 : 2, p = 0;
-    VF acc[4][4];
+    VF acc[4][8];
 
     SK_UNROLL
     for (int i = 0; i < MI; i++)
         SK_UNROLL
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < NJ; j++)
             acc[i][j] = VF_ZERO();
     for (; p + W <= k; p += W) {
-        VF wv[4] = {SK(load)(kind, w[0] + p * es), SK(load)(kind, w[1] + p * es), SK(load)(kind, w[2] + p * es),
-                    SK(load)(kind, w[3] + p * es)};
-        SK(dot_step)(MI, ap + p, lda, wv, acc);
+        VF wv[8];
+        SK_UNROLL
+        for (int j = 0; j < NJ; j++)
+            wv[j] = SK(load)(kind, w[j] + p * es);
+        SK(dot_step)(MI, NJ, ap + p, lda, wv, acc);
     }
     if (p < k) {
-        VF wv[4] = {SK(load_part)(kind, w[0] + p * es, k - p), SK(load_part)(kind, w[1] + p * es, k - p),
-                    SK(load_part)(kind, w[2] + p * es, k - p), SK(load_part)(kind, w[3] + p * es, k - p)};
-        SK(dot_step)(MI, ap + p, lda, wv, acc);
+        VF wv[8];
+        SK_UNROLL
+        for (int j = 0; j < NJ; j++)
+            wv[j] = SK(load_part)(kind, w[j] + p * es, k - p);
+        SK(dot_step)(MI, NJ, ap + p, lda, wv, acc);
     }
     SK_UNROLL
     for (int i = 0; i < MI; i++)
         SK_UNROLL
-        for (int j = 0; j < nj; j++)
-            c[i * ldc + j] += SK(hsum)(acc[i][j]);
+        for (int j = 0; j < NJ; j++)
+            if (j < nj)
+                c[i * ldc + j] += SK(hsum)(acc[i][j]);
 }
 
 /* C (m x n, row stride ldc) += A W^T over k: the weight's row j at w + j *
- * ldw bytes (SK_DOT_TILES: four weight rows by four rows of A a tile). */
+ * ldw bytes, in the tiles of SK_DOT_TILES. */
 SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *w,
                        int64_t ldw, float *c, int64_t ldc)
 {
-#define SK_TILE(MI, ai, wr, ci, nj) SK(dot_tile)(kind, MI, k, ai, lda, wr, ci, ldc, nj)
+#define SK_TILE(MI, NJ, ai, wr, ci, nj) SK(dot_tile)(kind, MI, NJ, k, ai, lda, wr, ci, ldc, nj)
     SK_DOT_TILES(m, n, ap, lda, w, ldw, c, ldc, SK_TILE);
 #undef SK_TILE
 }
