@@ -274,6 +274,8 @@ bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n
         return rsb == 1 || k == 1 || csb == 1 || n == 1;
     if (rsb == 1 || k == 1)
         return m <= TENDO__SKINNY_DOT_ROWS;
+    if (kind_of(t) == SK_BF16 && path()->bf16_pairs && m > TENDO__SKINNY_AXPY_BF16_ROWS)
+        return false;
     return (csb == 1 || n == 1) && m <= TENDO__SKINNY_AXPY_ROWS;
 }
 

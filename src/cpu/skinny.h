@@ -39,6 +39,12 @@ struct tendo__traits;
  * against 531 / 577, [k, n] / [n, k]^T). */
 #define TENDO__SKINNY_AMX_MIN_DOT 4
 #define TENDO__SKINNY_AMX_MIN_AXPY 8
+/* bf16 by a [k, n] weight with AVX512_BF16 but no AMX: the scaled-row
+ * kernels widen every element, while the packed GEMM multiplies pairs with
+ * vdpbf16ps, so the GEMM is faster from about 16 rows (Zen 4, 4096 x 4096,
+ * one thread: 16 rows 13.0 ms against 9.9, 32 rows 27.1 against 13.1; 8
+ * rows 5.9 against 7.8). */
+#define TENDO__SKINNY_AXPY_BF16_ROWS 8
 /* f64, whose kernels are plain C: where reading the weight is the cost. */
 #define TENDO__SKINNY_F64_ROWS 2
 
