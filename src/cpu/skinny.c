@@ -178,8 +178,11 @@ TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_tile(int MI
         dpbf16_step(MI, NJ, ap + p, lda, wv, acc);
     }
     _Pragma("GCC unroll 4") for (int i = 0; i < MI; i++)
-        _Pragma("GCC unroll 8") for (int j = 0; j < NJ; j++) if (j < nj) c[i * ldc + j] +=
-            _mm512_reduce_add_ps(acc[i][j]);
+        _Pragma("GCC unroll 8") for (int j = 0; j < NJ; j++)
+        {
+            if (j < nj)
+                c[i * ldc + j] += _mm512_reduce_add_ps(acc[i][j]);
+        }
 }
 
 /* C += A W^T for bf16 A (raw, as dpbf16_tile takes it) and bf16 weight rows
