@@ -354,6 +354,19 @@ TENDO__OMP(omp for schedule(dynamic))
  * (40 x 4096 x 4096, [k, n]: 47 ms against 19, one thread). */
 #define PGEMM_MIN_ROWS 33
 
+/* Rows of A from which a weight's kept panels (tensor_<dt>_prepack) are
+ * multiplied from rather than the weight streamed by the skinny kernels:
+ * there the products are bound by arithmetic, which the packed kernels'
+ * register tiles do better.  Zen 4, 4096 x 4096 weights, ms with panels
+ * against skinny, one thread: f32 [n, k]^T 8 rows 4.8 against 5.6, 32
+ * rows 12.3 against 13.6; bf16 [n, k]^T 8 rows 2.5 against 3.0-3.2, 32
+ * rows 6.0 against 7.4-7.7; [k, n] 8 rows f32 4.9 against 8.1, f16 4.8
+ * against 6.0-7.1, bf16 2.4 against 5.9-7.8; 4 rows about even.  Not f16
+ * by a transposed view: its panels hold f32, twice the weight's bytes, and
+ * the skinny dot stays faster up to its 64 rows (8 rows 3.5-3.7 against
+ * 4.7-5.0, 64 rows 20.7-20.9 against 22.8). */
+#define KEPT_MIN_ROWS 8
+
 /* The AVX-512 kernel for dtype t on this CPU, or TENDO__PGEMM_NONE: bf16
  * with AVX512_BF16, f32 and f16 with AVX-512F. */
 static tendo__pgemm_kind pgemm_kind(const tendo__traits *t)
@@ -374,9 +387,10 @@ static tendo__pgemm_kind pgemm_kind(const tendo__traits *t)
 /* Where B's storage keeps panels for it (tensor_<dt>_prepack) and B is
  * one matrix for every batch: fresh panels are multiplied from as they
  * are; stale ones (the storage written since) are packed again into new
- * panels, which replace them when the product is done.  Returns the
- * slivers to pack (0: nothing, or nothing kept), -1 on out of memory. */
-static int64_t use_kept(const tendo__mm_plan *p, const tendo__tensor *b, float_ctx *c)
+ * panels, which replace them when the product is done, unless fresh_only.
+ * Returns the slivers to pack (0: nothing, or nothing kept), -1 on out of
+ * memory. */
+static int64_t use_kept(const tendo__mm_plan *p, const tendo__tensor *b, float_ctx *c, bool fresh_only)
 {
     tendo__storage *s = b->storage;
     uint64_t version = atomic_load_explicit(&s->version, memory_order_relaxed);
@@ -393,6 +407,8 @@ static int64_t use_kept(const tendo__mm_plan *p, const tendo__tensor *b, float_c
         c->bpacked = tendo__prepacked_panels(c->kept);
         return 0;
     case TENDO__PACK_STALE:
+        if (fresh_only)
+            return 0;
         if (!(c->kept = tendo__prepacked_new("matmul", &key, version)))
             return -1;
         c->bpacked = tendo__prepacked_panels(c->kept);
@@ -416,8 +432,17 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
     /* A few rows: the weight streamed once, unpacked (src/cpu/skinny.c);
      * else an AVX-512 kernel, CBLAS or tendo__sgemm. */
     c->skinny = tendo__skinny_takes(c->t, p->A.rows, p->A.cols, p->B.cols, p->B.rs, p->B.cs);
-    c->pkind = c->skinny ? TENDO__PGEMM_NONE : pgemm_kind(c->t);
-    if (c->pkind != TENDO__PGEMM_NONE && p->A.cols > 0 && (kept = use_kept(p, b, c)) < 0)
+    c->pkind = pgemm_kind(c->t);
+    if (c->skinny) {
+        /* fresh kept panels from KEPT_MIN_ROWS rows on; stale ones are left
+         * for a product past the skinny limits to pack again */
+        if (p->A.rows >= KEPT_MIN_ROWS && c->pkind != TENDO__PGEMM_NONE && p->A.cols > 0 &&
+            !(c->pkind == TENDO__PGEMM_F16 && p->B.rs == 1))
+            (void)use_kept(p, b, c, true);
+        c->skinny = !c->bpacked;
+        if (c->skinny)
+            c->pkind = TENDO__PGEMM_NONE;
+    } else if (c->pkind != TENDO__PGEMM_NONE && p->A.cols > 0 && (kept = use_kept(p, b, c, false)) < 0)
         return -1;
     /* kept panels cost nothing to pack: the AVX-512 kernel at any size */
     c->blas = !c->skinny && !c->bpacked && use_blas(&p->A, &p->B, c->t);
