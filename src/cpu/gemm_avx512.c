@@ -49,6 +49,7 @@ enum {
     WORDS = 256,            /* k steps per block: the slot of a packed A row */
     MC = 264,               /* rows of A per packed panel (a row block of matmul.c) */
     NC = 2048,              /* columns of B per pass over the A panel */
+    SLIVER_GROUP = 8,       /* B slivers packed together, each row's run of them read at once (256 KB) */
 };
 
 _Static_assert(MC % MR == 0 && NC % NR == 0, "panels must be whole slivers");
@@ -141,38 +142,41 @@ TARGET_512 static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs,
         }
 }
 
+/* Word q of a sliver of B's dense rows (cs 1) into dst (NR words): the
+ * NR columns from row, which holds k step g*q (bf16: rows 2q and 2q+1
+ * interleaved, a pair per word; rs B's row stride in elements). */
+TARGET_512 static inline void pack_b_word(tendo__pgemm_kind kind, const char *row, int64_t rs, uint32_t *restrict dst)
+{
+    int64_t esize = elem_size(kind);
+
+    for (int h = 0; h < NR; h += 16) {
+        __m512i v;
+        if (kind != TENDO__PGEMM_BF16)
+            v = load16(kind, row + esize * h);
+        else
+            v = _mm512_or_si512(
+                _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(row + 2 * h))),
+                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(row + 2 * (h + rs)))), 16));
+        _mm512_store_si512(dst + h, v);
+    }
+}
+
 /* One B sliver: columns j0..j0+NR, words k steps from k kk0 on (k rows in
  * all, n columns): word [q*NR + c] is k step q of column j0 + c, zero past
- * k or n.  Rows of B dense (cs 1: a weight used as is, V) go 16 columns a
- * vector at a time; columns of B dense (rs 1: a transposed Linear weight,
- * K^T) hold each column's words in order, so the sliver is their
- * transposed copy (tendo__transpose_copy, of the words, or of the f16
- * values then widened). */
+ * k or n; words before q0 are packed already (pack_b_slivers packs the
+ * dense rows of B, cs 1: a weight used as is, V).  Columns of B dense (rs
+ * 1: a transposed Linear weight, K^T) hold each column's words in order,
+ * so the sliver is their transposed copy (tendo__transpose_copy, of the
+ * words, or of the f16 values then widened); the rest goes word by word. */
 TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int64_t rs, int64_t cs, int64_t k,
-                                     int64_t n, int64_t kk0, int64_t words, int64_t j0, uint32_t *restrict dst)
+                                     int64_t n, int64_t kk0, int64_t words, int64_t j0, int64_t q0,
+                                     uint32_t *restrict dst)
 {
-    int64_t g = per_word(kind), esize = elem_size(kind), q = 0;
+    int64_t g = per_word(kind), esize = elem_size(kind), q = q0;
     int64_t dense = j0 + NR <= n ? imin(words, (k - kk0) / g) : 0; /* words whose k all exist */
     const char *base = (const char *)b;
 
-    if (cs == 1)
-        for (; q < dense; q++) {
-            const char *r0 = base + ((kk0 + g * q) * rs + j0) * esize;
-            for (int64_t p = 0; p < g; p++) /* 8 k steps ahead: the rows are far apart for the prefetcher */
-                _mm_prefetch(r0 + (8 * g + p) * rs * esize, _MM_HINT_T0);
-            for (int h = 0; h < NR; h += 16) {
-                __m512i v;
-                if (kind != TENDO__PGEMM_BF16)
-                    v = load16(kind, r0 + esize * h);
-                else /* rows 2q and 2q+1 of 16 columns, interleaved */
-                    v = _mm512_or_si512(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(r0 + 2 * h))),
-                                        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(
-                                                              (const void *)(r0 + 2 * (h + rs)))),
-                                                          16));
-                _mm512_store_si512(dst + q * NR + h, v);
-            }
-        }
-    else if (rs == 1 && dense > 0) {
+    if (rs == 1 && cs != 1 && dense > 0) {
         const char *src = base + (j0 * cs + kk0) * esize;
         if (kind == TENDO__PGEMM_F16) { /* the f16 values transposed, then widened */
             uint16_t half[WORDS * NR];
@@ -192,6 +196,36 @@ TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int6
     for (; q < words; q++)
         for (int64_t c = 0; c < NR; c++)
             dst[q * NR + c] = at(kind, base + kk0 * rs * esize, cs, rs, j0 + c, q, n, k - kk0);
+}
+
+/* Slivers s0..s1 of the k block from kk0 (words words), each as
+ * pack_b_sliver packs it, sliver s at dst + (s - s0)*words*NR.  Rows of B
+ * dense: k steps outer, so that each row's run over all the slivers'
+ * columns is read at once.  Sliver by sliver, a row is read one sliver
+ * (a line or two) at a time, each row in a page of its own, where the
+ * hardware prefetchers do not follow: bf16 32 x 4096 x 4096 by a [k, n]
+ * weight, Zen 4, one thread, spent half its time packing. */
+TARGET_512 static void pack_b_slivers(tendo__pgemm_kind kind, const void *b, int64_t rs, int64_t cs, int64_t k,
+                                      int64_t n, int64_t kk0, int64_t words, int64_t s0, int64_t s1,
+                                      uint32_t *restrict dst)
+{
+    int64_t g = per_word(kind), esize = elem_size(kind), full = imin(s1, n / NR), dense = 0;
+
+    if (cs == 1 && full > s0) {
+        const char *base = (const char *)b + (s0 * NR + kk0 * rs) * esize;
+        int64_t run = (full - s0) * NR * esize; /* bytes of a row the slivers take */
+        dense = imin(words, (k - kk0) / g);
+        for (int64_t q = 0; q < dense; q++) {
+            const char *r0 = base + g * q * rs * esize;
+            for (int64_t p = 0; p < g; p++) /* 8 k steps ahead: the rows are far apart */
+                for (int64_t off = 0; off < run; off += 64)
+                    _mm_prefetch(r0 + (8 * g + p) * rs * esize + off, _MM_HINT_T0);
+            for (int64_t s = s0; s < full; s++)
+                pack_b_word(kind, r0 + (s - s0) * NR * esize, rs, dst + (s - s0) * words * NR + q * NR);
+        }
+    }
+    for (int64_t s = s0; s < s1; s++)
+        pack_b_sliver(kind, b, rs, cs, k, n, kk0, words, s * NR, s < full ? dense : 0, dst + (s - s0) * words * NR);
 }
 
 /* The MR x NR tile at c (row stride ldc, mr x nr of it valid) becomes
@@ -275,8 +309,8 @@ void tendo__pgemm_pack_b(tendo__pgemm_kind kind, int64_t k, int64_t n, const voi
     for (int64_t pc = 0; pc < k; pc += WORDS * g) { /* block pc: all slivers of its words, sliver after sliver */
         int64_t words = (imin(WORDS * g, k - pc) + g - 1) / g;
         uint32_t *blk = (uint32_t *)dst + pc / g * slivers * NR;
-        for (int64_t s = s0; s < s1; s++)
-            pack_b_sliver(kind, b, rsb, csb, k, n, pc, words, s * NR, blk + s * words * NR);
+        for (int64_t s = s0; s < s1; s += SLIVER_GROUP)
+            pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s, imin(s + SLIVER_GROUP, s1), blk + s * words * NR);
     }
 #else
     (void)kind, (void)k, (void)n, (void)b, (void)rsb, (void)csb, (void)s0, (void)s1, (void)dst;
@@ -324,6 +358,53 @@ int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k,
 #endif
 }
 
+/* tendo__pgemm for m <= MC, one A panel: each sliver of a k block is
+ * packed into an L1-sized buffer just before the row tiles multiply it,
+ * so B is read from memory once and its packed copy never leaves the
+ * cache (packing all of B first writes and reads it back: bf16 32 x 4096
+ * x 4096 by a [k, n] weight, Zen 4, one thread, 13 ms against 6 from
+ * panels packed beforehand).  The tiles, k blocks and their order are
+ * tendo__pgemm_packed's, so the bits are too. */
+static int pgemm_one_panel(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, float alpha, const void *a,
+                           int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb, float beta, float *c,
+                           int64_t ldc)
+{
+#if PGEMM_X86
+    int64_t g = per_word(kind), slivers = (n + NR - 1) / NR;
+    void (*kern)(int64_t, const uint32_t *, const uint32_t *, float *, int64_t, int64_t, int64_t, float, float) =
+        kind == TENDO__PGEMM_BF16 ? kernel_bf16 : kernel_f32;
+    struct tendo__pool_block *ablk, *bblk;
+    uint32_t *ap = tendo__gemm_scratch((size_t)(MC * WORDS) * 4, &ablk), *bs;
+
+    if (!ap)
+        return -1;
+    if (!(bs = tendo__gemm_scratch((size_t)(SLIVER_GROUP * WORDS * NR) * 4, &bblk))) {
+        tendo__gemm_scratch_free(ablk);
+        return -1;
+    }
+    for (int64_t pc = 0; pc < k; pc += WORDS * g) {
+        int64_t kc = imin(WORDS * g, k - pc), words = (kc + g - 1) / g;
+        float blk_beta = pc == 0 ? beta : 1.0f;
+        pack_a(kind, a, rsa, csa, m, 0, m, pc, kc, ap);
+        for (int64_t s0 = 0; s0 < slivers; s0 += SLIVER_GROUP) {
+            int64_t s1 = imin(s0 + SLIVER_GROUP, slivers);
+            pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s0, s1, bs);
+            for (int64_t s = s0; s < s1; s++)
+                for (int64_t i = 0; i < m; i += MR)
+                    kern(words, ap + i * WORDS, bs + (s - s0) * words * NR, c + i * ldc + s * NR, ldc,
+                         imin(MR, m - i), imin(NR, n - s * NR), alpha, blk_beta);
+        }
+    }
+    tendo__gemm_scratch_free(bblk);
+    tendo__gemm_scratch_free(ablk);
+    return 0;
+#else
+    (void)kind, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)rsa, (void)csa, (void)b, (void)rsb, (void)csb;
+    (void)beta, (void)c, (void)ldc;
+    return -1;
+#endif
+}
+
 /* See cpu.h. */
 int tendo__pgemm(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa,
                  int64_t csa, const void *b, int64_t rsb, int64_t csb, float beta, float *c, int64_t ldc)
@@ -336,6 +417,8 @@ int tendo__pgemm(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, float 
         return 1;
     if (m <= 0 || n <= 0 || k <= 0)
         return 1; /* nothing to multiply: the f32 path handles beta alone */
+    if (m <= MC)
+        return pgemm_one_panel(kind, m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, ldc);
     if (!(bp = tendo__gemm_scratch(tendo__pgemm_b_bytes(kind, k, n), &blk)))
         return -1;
     tendo__pgemm_pack_b(kind, k, n, b, rsb, csb, 0, (n + NR - 1) / NR, bp);
