@@ -39,19 +39,24 @@ struct tendo__traits;
  * against 531 / 577, [k, n] / [n, k]^T). */
 #define TENDO__SKINNY_AMX_MIN_DOT 4
 #define TENDO__SKINNY_AMX_MIN_AXPY 8
-/* bf16 by a [k, n] weight with AVX512_BF16 but no AMX: the scaled-row
- * kernels widen every element, while the packed GEMM multiplies pairs with
- * vdpbf16ps, so the GEMM is faster from about 16 rows (Zen 4, 4096 x 4096,
- * one thread: 16 rows 13.0 ms against 9.9, 32 rows 27.1 against 13.1; 8
- * rows 5.9 against 7.8). */
-#define TENDO__SKINNY_AXPY_BF16_ROWS 8
+/* By a [k, n] weight where the AVX-512 packed GEMM multiplies the dtype
+ * (f32 and f16 with AVX-512; bf16 with AVX512_BF16, AMX aside): the
+ * scaled-row kernels sweep C once per group of weight rows, and each eight
+ * rows of A read the weight again, while the GEMM reads it once into
+ * cache-sized panels and keeps C's tile in registers, so the GEMM is
+ * faster past 8 rows.  Zen 4, 4096 x 4096, one thread, ms skinny against
+ * GEMM: f32 12 rows 11.9-16.1 against 10.6-10.8, 32 rows 29-43 against
+ * 18-20; f16 12 rows 8.0-10.5 against 7.3-7.6, 32 rows 21-34 against
+ * 15-17; bf16 16 rows 13.0 against 9.9; 8 rows about even (f32 6.9-11.0
+ * against 10.1-12.0, f16 5.8-7.7 against 7.0-7.7, bf16 5.9 against 7.8). */
+#define TENDO__SKINNY_AXPY_PGEMM_ROWS 8
 /* f64, whose kernels are plain C: where reading the weight is the cost. */
 #define TENDO__SKINNY_F64_ROWS 2
 
 /* Whether the skinny kernels take an m-row product with B of strides
  * (rsb, csb), elements of dtype t: a float dtype (f64 included), m within
- * the layout's limit (and f64's; none for bf16 on AMX), and B with a unit
- * stride. */
+ * the layout's limit (and f64's, and the packed GEMM's; none for bf16 on
+ * AMX), and B with a unit stride. */
 bool tendo__skinny_takes(const struct tendo__traits *t, int64_t m, int64_t k, int64_t n, int64_t rsb, int64_t csb);
 
 /* Whether dtype t's products by a weight of unit row or column stride go
