@@ -11,9 +11,10 @@
  * panels replace the old, unless the product is one of the skinny path's,
  * which streams the weight instead), or absent (pack as usual, keep
  * nothing).  The panels are a block of the CPU's pool, so
- * tendo_pool_get_stats counts them in bytes_in_use until the storage goes.  One mutex guards the
- * entries of every storage; a product holds a reference to the entry it
- * reads, so panels replaced by another thread are freed only after it. */
+ * tendo_pool_get_stats counts them in bytes_in_use until the storage
+ * goes.  One mutex guards the entries of every storage; a product holds a
+ * reference to the entry it reads, so panels replaced by another thread
+ * are freed only after it. */
 #ifndef TENDO_SRC_CPU_PREPACK_H
 #define TENDO_SRC_CPU_PREPACK_H
 
