@@ -45,6 +45,10 @@ double tendo__best_f64(const double *v, int64_t n, bool largest, bool *nan);
 typedef enum { TENDO__PGEMM_NONE = -1, TENDO__PGEMM_BF16, TENDO__PGEMM_F32, TENDO__PGEMM_F16 } tendo__pgemm_kind;
 /* Whether this CPU (and build) runs kind's kernel. */
 bool tendo__pgemm_available(tendo__pgemm_kind kind);
+/* The kernel that multiplies dtype t on this CPU: bf16 with AVX512_BF16,
+ * f32 and f16 with AVX-512F; else TENDO__PGEMM_NONE. */
+struct tendo__traits;
+tendo__pgemm_kind tendo__pgemm_kind_of(const struct tendo__traits *t);
 /* C (m x n, f32, row stride ldc) = alpha * A B + beta * C for A and B of
  * kind (element strides, any): 0 when done, 1 when this CPU has no such
  * kernel or there is nothing to multiply (C untouched: use tendo__sgemm),

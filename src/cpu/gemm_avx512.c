@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/traits.h"
 #include "cpu/cpu.h"
 #include "cpu/gemm.h"
 #include "cpu/half.h"
@@ -67,6 +68,22 @@ bool tendo__pgemm_available(tendo__pgemm_kind kind)
 {
     return PGEMM_X86 && kind != TENDO__PGEMM_NONE &&
            tendo__cpu_has(kind == TENDO__PGEMM_BF16 ? TENDO__CPU_AVX512BF16 : TENDO__CPU_AVX512);
+}
+
+/* See cpu.h. */
+tendo__pgemm_kind tendo__pgemm_kind_of(const tendo__traits *t)
+{
+#ifdef TENDO_HAVE_BF16
+    if (t == tendo__traits_of(TENDO_BF16) && tendo__pgemm_available(TENDO__PGEMM_BF16))
+        return TENDO__PGEMM_BF16;
+#endif
+    if (t == tendo__traits_of(TENDO_F32) && tendo__pgemm_available(TENDO__PGEMM_F32))
+        return TENDO__PGEMM_F32;
+#ifdef TENDO_HAVE_F16
+    if (t == tendo__traits_of(TENDO_F16) && tendo__pgemm_available(TENDO__PGEMM_F16))
+        return TENDO__PGEMM_F16;
+#endif
+    return TENDO__PGEMM_NONE;
 }
 
 /* See cpu.h. */
@@ -308,6 +325,11 @@ TARGET_BF16 static void kernel_f32(int64_t words, const uint32_t *a, const uint3
 {
     kernel_body(TENDO__PGEMM_F32, words, a, b, c, ldc, mr, nr, alpha, beta);
 }
+
+/* The micro-kernel of kind (f16's panels hold f32). */
+typedef void (*kernel_fn)(int64_t, const uint32_t *, const uint32_t *, float *, int64_t, int64_t, int64_t, float,
+                          float);
+static kernel_fn kernel_for(tendo__pgemm_kind kind) { return kind == TENDO__PGEMM_BF16 ? kernel_bf16 : kernel_f32; }
 #endif
 
 /* See cpu.h. */
@@ -335,8 +357,7 @@ int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k,
 {
 #if PGEMM_X86
     int64_t g = per_word(kind), slivers = (bn + NR - 1) / NR;
-    void (*kern)(int64_t, const uint32_t *, const uint32_t *, float *, int64_t, int64_t, int64_t, float, float) =
-        kind == TENDO__PGEMM_BF16 ? kernel_bf16 : kernel_f32;
+    kernel_fn kern = kernel_for(kind);
     struct tendo__pool_block *blk;
     uint32_t *ap;
 
@@ -382,8 +403,7 @@ static int pgemm_one_panel(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t
 {
 #if PGEMM_X86
     int64_t g = per_word(kind), slivers = (n + NR - 1) / NR;
-    void (*kern)(int64_t, const uint32_t *, const uint32_t *, float *, int64_t, int64_t, int64_t, float, float) =
-        kind == TENDO__PGEMM_BF16 ? kernel_bf16 : kernel_f32;
+    kernel_fn kern = kernel_for(kind);
     struct tendo__pool_block *ablk, *bblk;
     uint32_t *ap = tendo__gemm_scratch((size_t)(MC * WORDS) * 4, &ablk), *bs;
 

@@ -369,23 +369,6 @@ TENDO__OMP(omp for schedule(dynamic))
  * 4.7-5.0, 64 rows 20.7-20.9 against 22.8). */
 #define KEPT_MIN_ROWS 8
 
-/* The AVX-512 kernel for dtype t on this CPU, or TENDO__PGEMM_NONE: bf16
- * with AVX512_BF16, f32 and f16 with AVX-512F. */
-static tendo__pgemm_kind pgemm_kind(const tendo__traits *t)
-{
-#ifdef TENDO_HAVE_BF16
-    if (t == tendo__traits_of(TENDO_BF16) && tendo__pgemm_available(TENDO__PGEMM_BF16))
-        return TENDO__PGEMM_BF16;
-#endif
-    if (t == tendo__traits_of(TENDO_F32) && tendo__pgemm_available(TENDO__PGEMM_F32))
-        return TENDO__PGEMM_F32;
-#ifdef TENDO_HAVE_F16
-    if (t == tendo__traits_of(TENDO_F16) && tendo__pgemm_available(TENDO__PGEMM_F16))
-        return TENDO__PGEMM_F16;
-#endif
-    return TENDO__PGEMM_NONE;
-}
-
 /* Where B's storage keeps panels for it (tensor_<dt>_prepack) and B is
  * one matrix for every batch: fresh panels are multiplied from as they
  * are; stale ones (the storage written since) are packed again into new
@@ -434,7 +417,7 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
     /* A few rows: the weight streamed once, unpacked (src/cpu/skinny.c);
      * else an AVX-512 kernel, CBLAS or tendo__sgemm. */
     c->skinny = tendo__skinny_takes(c->t, p->A.rows, p->A.cols, p->B.cols, p->B.rs, p->B.cs);
-    c->pkind = pgemm_kind(c->t);
+    c->pkind = tendo__pgemm_kind_of(c->t);
     if (c->skinny) {
         /* fresh kept panels from KEPT_MIN_ROWS rows on; stale ones are left
          * for a product past the skinny limits to pack again */
@@ -526,7 +509,7 @@ bool tendo__cpu_matmul(const char *op, const tendo__tensor *a, const tendo__tens
  * (use_kept finds them by the same key), slivers on the threads. */
 bool tendo__cpu_prepack(const char *op, const tendo__tensor *w)
 {
-    tendo__pgemm_kind kind = pgemm_kind(tendo__traits_of(w->dtype));
+    tendo__pgemm_kind kind = tendo__pgemm_kind_of(tendo__traits_of(w->dtype));
     const char *b = (const char *)tendo__tensor_data(w);
     tendo__pack_key key = {kind, b - (const char *)w->storage->data, w->shape[0], w->shape[1], w->stride[0],
                            w->stride[1]};

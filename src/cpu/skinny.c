@@ -260,18 +260,6 @@ static int kind_of(const tendo__traits *t)
     return -1;
 }
 
-/* The AVX-512 packed GEMM that multiplies dtype t where the CPU has it
- * (matmul.c's choice), else TENDO__PGEMM_NONE. */
-static tendo__pgemm_kind pgemm_kind_of(const tendo__traits *t)
-{
-    switch (kind_of(t)) {
-    case SK_F32: return TENDO__PGEMM_F32;
-    case SK_F16: return TENDO__PGEMM_F16;
-    case SK_BF16: return TENDO__PGEMM_BF16;
-    default: return TENDO__PGEMM_NONE;
-    }
-}
-
 bool tendo__skinny_on_amx(const tendo__traits *t) { return kind_of(t) == SK_BF16 && amx_bf16(INT64_MAX, true); }
 
 bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n, int64_t rsb, int64_t csb)
@@ -289,7 +277,7 @@ bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n
         return rsb == 1 || k == 1 || csb == 1 || n == 1;
     if (rsb == 1 || k == 1)
         return m <= TENDO__SKINNY_DOT_ROWS;
-    if (m > TENDO__SKINNY_AXPY_PGEMM_ROWS && tendo__pgemm_available(pgemm_kind_of(t)))
+    if (m > TENDO__SKINNY_AXPY_PGEMM_ROWS && tendo__pgemm_kind_of(t) != TENDO__PGEMM_NONE)
         return false;
     return (csb == 1 || n == 1) && m <= TENDO__SKINNY_AXPY_ROWS;
 }
