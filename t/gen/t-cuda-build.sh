@@ -62,7 +62,8 @@ int main(void)
 C
 check "a plain C11 program compiles against <tendo.h> with $CC alone (no CUDA headers)" \
     $CC -std=c11 -Wall -Wextra -Werror -I"$b/include" -I"${top_srcdir:-.}/include" -c "$dir/plain.c" -o "$dir/plain.o"
-# the build's own flags: a sanitizer build's library needs its runtime linked in
-check "and links against the CUDA-enabled libtendo.so and runs" \
-    sh -c "$CC ${TEST_CFLAGS:-} '$dir/plain.o' -o '$dir/plain' ${TEST_LDFLAGS:-} -L'$b/.libs' -Wl,-rpath,'$(cd "$b/.libs" && pwd)' -ltendo && '$dir/plain'"
+# the build's own flags: a sanitizer build's library needs its runtime linked in;
+# through libtool, which adds what a static-only build's library needs
+check "and links against the CUDA-enabled libtendo and runs" \
+    sh -c "cd '$b' && ./libtool --mode=link $CC ${TEST_CFLAGS:-} '$dir/plain.o' -o '$dir/plain' libtendo.la ${TEST_LDFLAGS:-} && '$dir/plain'"
 rm -rf "$dir"
