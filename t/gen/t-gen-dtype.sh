@@ -175,8 +175,9 @@ EOF
 
 # ---- build ------------------------------------------------------------------
 mkdir "$build"
+# static only: the test programs link it so, and libtool would compile each file twice
 # shellcheck disable=SC2086 # $device is one or two options
-if (cd "$build" && "$src/configure" -q $device --enable-dtypes=$dtypes --without-blas \
+if (cd "$build" && "$src/configure" -q $device --enable-dtypes=$dtypes --without-blas --disable-shared \
         PYTHON="$PYTHON" CC="${CC:-cc}" CFLAGS="${TEST_CFLAGS--O1}" CXXFLAGS="$(echo "${TEST_CFLAGS--O1}" | sed 's/-std=c11//')" \
         LDFLAGS="${TEST_LDFLAGS-}" &&
         "$make" -j"$jobs" src/gen/stamp && "$make" -j"$jobs" libtendo.la $progs) >"$tmp/build.log" 2>&1; then
