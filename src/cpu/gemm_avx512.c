@@ -159,23 +159,24 @@ TARGET_512 static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs,
         }
 }
 
-/* Word q of a sliver of B's dense rows (cs 1) into dst (NR words): the
- * NR columns from row, which holds k step g*q (bf16: rows 2q and 2q+1
- * interleaved, a pair per word; rs B's row stride in elements). */
+/* 16 words of B's dense rows (cs 1) from column h of row, which holds k
+ * step g*q (bf16: rows 2q and 2q+1 interleaved, a pair per word; rs B's
+ * row stride in elements). */
+TARGET_512 static inline __m512i b_words(tendo__pgemm_kind kind, const char *row, int64_t rs, int h)
+{
+    if (kind != TENDO__PGEMM_BF16)
+        return load16(kind, row + elem_size(kind) * h);
+    return _mm512_or_si512(
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(row + 2 * h))),
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(row + 2 * (h + rs)))), 16));
+}
+
+/* Word q of a sliver of B's dense rows into dst (NR words): the NR columns
+ * from row (as b_words). */
 TARGET_512 static inline void pack_b_word(tendo__pgemm_kind kind, const char *row, int64_t rs, uint32_t *restrict dst)
 {
-    int64_t esize = elem_size(kind);
-
-    for (int h = 0; h < NR; h += 16) {
-        __m512i v;
-        if (kind != TENDO__PGEMM_BF16)
-            v = load16(kind, row + esize * h);
-        else
-            v = _mm512_or_si512(
-                _mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(row + 2 * h))),
-                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)(row + 2 * (h + rs)))), 16));
-        _mm512_store_si512(dst + h, v);
-    }
+    for (int h = 0; h < NR; h += 16)
+        _mm512_store_si512(dst + h, b_words(kind, row, rs, h));
 }
 
 /* One B sliver: columns j0..j0+NR, words k steps from k kk0 on (k rows in
@@ -256,20 +257,47 @@ TARGET_512 static void pack_b_slivers(tendo__pgemm_kind kind, const void *b, int
         pack_b_sliver(kind, b, rs, cs, k, n, kk0, words, s * NR, s < full ? dense : 0, dst + (s - s0) * words * NR);
 }
 
+/* Words a row sliver of B is fetched ahead of the kernel reading it
+ * (kernel_rows_*): 8, 16 and 32 were within noise of each other. */
+#define ROWS_AHEAD 16
+
 /* The MR x NR tile at c (row stride ldc, mr x nr of it valid) becomes
  * alpha * (A sliver x B sliver over words k steps) + beta * c (beta 0: c
- * not read).  kind is a constant in each caller, so each gets its loop. */
+ * not read).  B is the packed sliver b, or (direct) the sliver's columns
+ * of B's dense rows from `rows` (row stride rs elements), each word made
+ * as pack_b_word makes it and stored at b, so that the other row tiles
+ * read the packed sliver: the same words in the same order, so the same
+ * bits.  kind and direct are constants in each caller, so each gets its
+ * loop. */
 __attribute__((always_inline)) TARGET_BF16 static inline void
-kernel_body(tendo__pgemm_kind kind, int64_t words, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc,
-            int64_t mr, int64_t nr, float alpha, float beta)
+kernel_body(tendo__pgemm_kind kind, bool direct, int64_t words, const uint32_t *a, uint32_t *b, const char *rows,
+            int64_t rs, int64_t run, float *c, int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta)
 {
     __m512 acc[MR][2]; /* fully unrolled below, so it lives in 24 registers */
+    int64_t step = direct ? per_word(kind) * rs * elem_size(kind) : 0; /* bytes from a word's row to the next's */
 
 #pragma GCC unroll 12
     for (int r = 0; r < MR; r++)
         acc[r][0] = acc[r][1] = _mm512_setzero_ps();
     for (int64_t q = 0; q < words; q++, a++, b += NR) {
-        __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 16);
+        __m512i b0, b1;
+        if (direct) { /* the rows are far apart: no hardware prefetcher follows them */
+            const char *row = rows + q * step, *ahead = row + ROWS_AHEAD * step;
+            for (int64_t p = 0; p < per_word(kind); p++) {
+                int64_t off = 0;
+                for (; off < NR * elem_size(kind); off += 64)
+                    _mm_prefetch(ahead + p * rs * elem_size(kind) + off, _MM_HINT_T0);
+                for (; off < run; off += 64)
+                    _mm_prefetch(ahead + p * rs * elem_size(kind) + off, _MM_HINT_T1);
+            }
+            b0 = b_words(kind, row, rs, 0);
+            b1 = b_words(kind, row, rs, 16);
+            _mm512_store_si512(b, b0);
+            _mm512_store_si512(b + 16, b1);
+        } else {
+            b0 = _mm512_load_si512(b);
+            b1 = _mm512_load_si512(b + 16);
+        }
 #pragma GCC unroll 12
         for (int r = 0; r < MR; r++) {
             __m512i ar = _mm512_set1_epi32((int)a[r * WORDS]);
@@ -315,7 +343,7 @@ kernel_body(tendo__pgemm_kind kind, int64_t words, const uint32_t *a, const uint
 TARGET_BF16 static void kernel_bf16(int64_t words, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc,
                                     int64_t mr, int64_t nr, float alpha, float beta)
 {
-    kernel_body(TENDO__PGEMM_BF16, words, a, b, c, ldc, mr, nr, alpha, beta);
+    kernel_body(TENDO__PGEMM_BF16, false, words, a, (uint32_t *)b, NULL, 0, 0, c, ldc, mr, nr, alpha, beta);
 }
 
 /* (No bf16 instruction is reached here: the target only lets the shared
@@ -323,13 +351,34 @@ TARGET_BF16 static void kernel_bf16(int64_t words, const uint32_t *a, const uint
 TARGET_BF16 static void kernel_f32(int64_t words, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc,
                                    int64_t mr, int64_t nr, float alpha, float beta)
 {
-    kernel_body(TENDO__PGEMM_F32, words, a, b, c, ldc, mr, nr, alpha, beta);
+    kernel_body(TENDO__PGEMM_F32, false, words, a, (uint32_t *)b, NULL, 0, 0, c, ldc, mr, nr, alpha, beta);
 }
 
 /* The micro-kernel of kind (f16's panels hold f32). */
 typedef void (*kernel_fn)(int64_t, const uint32_t *, const uint32_t *, float *, int64_t, int64_t, int64_t, float,
                           float);
 static kernel_fn kernel_for(tendo__pgemm_kind kind) { return kind == TENDO__PGEMM_BF16 ? kernel_bf16 : kernel_f32; }
+
+/* The direct kernels: B from its dense rows, the packed sliver written to
+ * b on the way (kernel_body). */
+#define KERNEL_ROWS(name, kind)                                                                                      \
+    TARGET_BF16 static void kernel_rows_##name(int64_t words, const uint32_t *a, uint32_t *b, const char *rows,      \
+                                               int64_t rs, int64_t run, float *c, int64_t ldc, int64_t mr,          \
+                                               int64_t nr, float alpha, float beta)                                 \
+    {                                                                                                                \
+        kernel_body(kind, true, words, a, b, rows, rs, run, c, ldc, mr, nr, alpha, beta);                            \
+    }
+KERNEL_ROWS(bf16, TENDO__PGEMM_BF16)
+KERNEL_ROWS(f32, TENDO__PGEMM_F32)
+KERNEL_ROWS(f16, TENDO__PGEMM_F16)
+#undef KERNEL_ROWS
+
+typedef void (*kernel_rows_fn)(int64_t, const uint32_t *, uint32_t *, const char *, int64_t, int64_t, float *,
+                               int64_t, int64_t, int64_t, float, float);
+static kernel_rows_fn kernel_rows_for(tendo__pgemm_kind kind)
+{
+    return kind == TENDO__PGEMM_BF16 ? kernel_rows_bf16 : kind == TENDO__PGEMM_F32 ? kernel_rows_f32 : kernel_rows_f16;
+}
 #endif
 
 /* See cpu.h. */
@@ -390,40 +439,56 @@ int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k,
 #endif
 }
 
-/* tendo__pgemm for m <= MC, one A panel: each group of SLIVER_GROUP
- * slivers of a k block is packed into a 256 KB buffer just before the row
- * tiles multiply it, so B is read from memory once and its packed copy
- * stays in L2 (packing all of B first writes it out and reads it back:
- * bf16 32 x 4096 x 4096 by a [k, n] weight, Zen 4, one thread, 10.3-12.6
- * -> 8.7-8.9 ms; 6.0 from panels packed beforehand).  The tiles, k blocks
- * and their order are tendo__pgemm_packed's, so the bits are too. */
+/* tendo__pgemm for m <= MC, one A panel, B packed a sliver at a time just
+ * before the row tiles multiply it, so that B is read from memory once and
+ * its packed copy stays in cache.  A sliver of B's dense rows (a [k, n]
+ * weight) whose words all exist is packed by the first row tile's kernel
+ * as it multiplies (kernel_rows_*), so that reading B from memory overlaps
+ * the arithmetic; the first sliver of each SLIVER_GROUP fetches the rows'
+ * runs over the group, which the hardware prefetchers do not (the rows
+ * are pages apart).  Zen 4, 32 x 4096 x 4096 by a [k, n] weight, one
+ * thread, ms, eight slivers packed then multiplied against packed as
+ * multiplied: bf16 9.3-10.8 against 7.1-7.9 (6.0 from panels packed
+ * beforehand), f16 15.8-17.5 against 12.0-12.7, f32 18.6-21.1 against
+ * 14.3-15.5 (a sliver's own lines only, no run: bf16 7.9-9.0, f16
+ * 16.1-17.5).  The tiles, k blocks and their order are
+ * tendo__pgemm_packed's, so the bits are too. */
 static int pgemm_one_panel(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, float alpha, const void *a,
                            int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb, float beta, float *c,
                            int64_t ldc)
 {
 #if PGEMM_X86
-    int64_t g = per_word(kind), slivers = (n + NR - 1) / NR;
+    int64_t g = per_word(kind), esize = elem_size(kind), slivers = (n + NR - 1) / NR;
     kernel_fn kern = kernel_for(kind);
+    kernel_rows_fn kern_rows = kernel_rows_for(kind);
     struct tendo__pool_block *ablk, *bblk;
     uint32_t *ap = tendo__gemm_scratch((size_t)(MC * WORDS) * 4, &ablk), *bs;
 
     if (!ap)
         return -1;
-    if (!(bs = tendo__gemm_scratch((size_t)(SLIVER_GROUP * WORDS * NR) * 4, &bblk))) {
+    if (!(bs = tendo__gemm_scratch((size_t)(WORDS * NR) * 4, &bblk))) {
         tendo__gemm_scratch_free(ablk);
         return -1;
     }
     for (int64_t pc = 0; pc < k; pc += WORDS * g) {
         int64_t kc = imin(WORDS * g, k - pc), words = (kc + g - 1) / g;
         float blk_beta = pc == 0 ? beta : 1.0f;
+        bool rows = csb == 1 && kc == words * g; /* dense rows, every k of the block there */
         pack_a(kind, a, rsa, csa, m, 0, m, pc, kc, ap);
-        for (int64_t s0 = 0; s0 < slivers; s0 += SLIVER_GROUP) {
-            int64_t s1 = imin(s0 + SLIVER_GROUP, slivers);
-            pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s0, s1, bs);
-            for (int64_t s = s0; s < s1; s++)
-                for (int64_t i = 0; i < m; i += MR)
-                    kern(words, ap + i * WORDS, bs + (s - s0) * words * NR, c + i * ldc + s * NR, ldc,
-                         imin(MR, m - i), imin(NR, n - s * NR), alpha, blk_beta);
+        for (int64_t s = 0; s < slivers; s++) {
+            int64_t i = 0, nr = imin(NR, n - s * NR);
+            float *cs = c + s * NR;
+            if (rows && nr == NR) {
+                /* the first sliver of each group fetches the rows' runs over the group */
+                int64_t run = s % SLIVER_GROUP ? 0 : (imin(s + SLIVER_GROUP, n / NR) - s) * NR * esize;
+                kern_rows(words, ap, bs, (const char *)b + (pc * rsb + s * NR) * esize, rsb, run, cs, ldc,
+                          imin(MR, m), NR, alpha, blk_beta);
+                i = MR;
+            } else {
+                pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s, s + 1, bs);
+            }
+            for (; i < m; i += MR)
+                kern(words, ap + i * WORDS, bs, cs + i * ldc, ldc, imin(MR, m - i), nr, alpha, blk_beta);
         }
     }
     tendo__gemm_scratch_free(bblk);

@@ -277,7 +277,9 @@ bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n
         return rsb == 1 || k == 1 || csb == 1 || n == 1;
     if (rsb == 1 || k == 1)
         return m <= TENDO__SKINNY_DOT_ROWS;
-    if (m > TENDO__SKINNY_AXPY_PGEMM_ROWS && tendo__pgemm_kind_of(t) != TENDO__PGEMM_NONE)
+    tendo__pgemm_kind pk = tendo__pgemm_kind_of(t);
+    if (pk != TENDO__PGEMM_NONE &&
+        m > (pk == TENDO__PGEMM_F32 ? TENDO__SKINNY_AXPY_PGEMM_ROWS_F32 : TENDO__SKINNY_AXPY_PGEMM_ROWS_16))
         return false;
     return (csb == 1 || n == 1) && m <= TENDO__SKINNY_AXPY_ROWS;
 }

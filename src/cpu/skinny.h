@@ -42,14 +42,17 @@ struct tendo__traits;
 /* By a [k, n] weight where the AVX-512 packed GEMM multiplies the dtype
  * (f32 and f16 with AVX-512; bf16 with AVX512_BF16, AMX aside): the
  * scaled-row kernels sweep C once per group of weight rows, and each eight
- * rows of A read the weight again, while the GEMM reads it once into
- * cache-sized panels and keeps C's tile in registers, so the GEMM is
- * faster past 8 rows.  Zen 4, 4096 x 4096, one thread, ms skinny against
- * GEMM: f32 12 rows 11.9-16.1 against 10.6-10.8, 32 rows 29-43 against
- * 18-20; f16 12 rows 8.0-10.5 against 7.3-7.6, 32 rows 21-34 against
- * 15-17; bf16 16 rows 13.0 against 9.9; 8 rows about even (f32 6.9-11.0
- * against 10.1-12.0, f16 5.8-7.7 against 7.0-7.7, bf16 5.9 against 7.8). */
-#define TENDO__SKINNY_AXPY_PGEMM_ROWS 8
+ * rows of A read the weight again, while the GEMM reads the weight once,
+ * its first row tile packing each sliver as it multiplies, and keeps C's
+ * tile in registers.  So the GEMM takes f32 products past 6 rows, f16 and
+ * bf16 past 4.  Zen 4, 4096 x 4096, one thread, two rounds, ms skinny
+ * against GEMM: f32 5 rows 4.1-5.7 against 7.0-7.5, 6 rows 6.7-8.9 against
+ * 6.9-7.6, 8 rows 9.9-13.7 against 6.8-7.4; f16 4 rows 4.1-4.3 against
+ * 4.7-5.2, 5 rows 6.4-6.6 against 4.8-5.2, 8 rows 8.2-9.3 against 4.9-5.2;
+ * bf16 4 rows 3.6-4.2 against 4.0-4.6, 5 rows 3.3-6.4 against 3.4-3.9, 8
+ * rows 8.1-9.5 against 4.0-4.3. */
+#define TENDO__SKINNY_AXPY_PGEMM_ROWS_F32 6
+#define TENDO__SKINNY_AXPY_PGEMM_ROWS_16 4
 /* f64, whose kernels are plain C: where reading the weight is the cost. */
 #define TENDO__SKINNY_F64_ROWS 2
 
