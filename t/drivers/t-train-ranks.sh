@@ -2,7 +2,7 @@
 # t/drivers/t-train-ranks.sh - examples/tendo-train data-parallel under
 # mpirun: with the same global batch, 2 and 4 ranks train the model one
 # process trains (every step's loss within 1e-5 relative, the final
-# parameters within 1e-5), every rank's parameters the same bits after
+# parameters within 1e-3, see below), every rank's parameters the same bits after
 # every step (--check-ranks), only rank 0 writing; a batch that does not
 # split over the ranks is a clear error that ends the job.  Each run is
 # under `timeout`.  Skips without mpirun or in a build without MPI.
@@ -32,6 +32,14 @@ for np in 2 4; do
     awk -v w="$worst" 'BEGIN { exit !(w != "missing" && w + 0 <= 1e-5) }'
     ok $? "mpirun -np $np: every step's training and validation loss is one process's within 1e-5 (worst $worst)"
 done
+# The final parameters: one process sums the gradient over all the rows, the
+# ranks over theirs and then average, so the gradients differ by rounding,
+# and 30 AdamW steps amplify that (Adam divides each element by its running
+# RMS: an element whose gradient is near zero may move another way).  The
+# losses above are the equivalence; this catches a gradient left out or
+# averaged wrongly, which moves whole tensors.  An element-wise 1e-5 here
+# failed when nothing but this README's text (the training data) changed:
+# 1.2e-07 with one version, 1.3e-05 with the next (a tensor 4.6e-05).
 if [ -n "${BENCH_PYTHON:-}" ] && "$BENCH_PYTHON" -c 'import safetensors, numpy' 2> /dev/null; then
     "$BENCH_PYTHON" - "$tmp/one/model.safetensors" "$tmp/r2/model.safetensors" "$tmp/r4/model.safetensors" <<'PY'
 import sys
@@ -41,12 +49,19 @@ one = load_file(sys.argv[1])
 good = True
 for path in sys.argv[2:]:
     other = load_file(path)
-    worst = max(float(np.max(np.abs(one[k] - other[k]))) for k in one)
-    print(f"# {path.split('/')[-2]}: largest parameter difference from one process {worst:.2g}")
-    good = good and worst <= 1e-5 and set(one) == set(other)
+    if set(one) != set(other):
+        good = False
+        continue
+    diff = {k: np.linalg.norm((one[k] - other[k]).astype(np.float64)) / max(np.linalg.norm(one[k].astype(np.float64)), 1e-30)
+            for k in one}
+    worst = max(diff, key=diff.get)
+    elem = max(float(np.max(np.abs(one[k] - other[k]))) for k in one)
+    print(f"# {path.split('/')[-2]}: largest relative difference of a tensor from one process {diff[worst]:.2g} ({worst}); "
+          f"of an element {elem:.2g}")
+    good = good and diff[worst] <= 1e-3
 sys.exit(0 if good else 1)
 PY
-    ok $? "the checkpoints of 2 and 4 ranks hold one process's parameters within 1e-5"
+    ok $? "the checkpoints of 2 and 4 ranks hold one process's parameters: each tensor within 1e-3 (relative, 2-norm)"
 else
     echo "ok $((n = n + 1)) # SKIP no BENCH_PYTHON with safetensors"
 fi
