@@ -50,7 +50,7 @@ enum {
     WORDS = 256,            /* k steps per block: the slot of a packed A row */
     MC = 264,               /* rows of A per packed panel (a row block of matmul.c) */
     NC = 2048,              /* columns of B per pass over the A panel */
-    SLIVER_GROUP = 8,       /* B slivers packed together, each row's run of them read at once (256 KB) */
+    SLIVER_GROUP = 8,       /* B slivers whose rows' runs are read (or fetched) at once (256 KB) */
 };
 
 _Static_assert(MC % MR == 0 && NC % NR == 0, "panels must be whole slivers");
@@ -265,13 +265,14 @@ TARGET_512 static void pack_b_slivers(tendo__pgemm_kind kind, const void *b, int
  * alpha * (A sliver x B sliver over words k steps) + beta * c (beta 0: c
  * not read).  B is the packed sliver b, or (direct) the sliver's columns
  * of B's dense rows from `rows` (row stride rs elements), each word made
- * as pack_b_word makes it and stored at b, so that the other row tiles
- * read the packed sliver: the same words in the same order, so the same
- * bits.  kind and direct are constants in each caller, so each gets its
- * loop. */
+ * as pack_b_word makes it and stored in `keep`, so that the other row
+ * tiles read the packed sliver: the same words in the same order, so the
+ * same bits.  kind and direct are constants in each caller, so each gets
+ * its loop. */
 __attribute__((always_inline)) TARGET_BF16 static inline void
-kernel_body(tendo__pgemm_kind kind, bool direct, int64_t words, const uint32_t *a, uint32_t *b, const char *rows,
-            int64_t rs, int64_t run, float *c, int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta)
+kernel_body(tendo__pgemm_kind kind, bool direct, int64_t words, const uint32_t *a, const uint32_t *b, uint32_t *keep,
+            const char *rows, int64_t rs, int64_t run, float *c, int64_t ldc, int64_t mr, int64_t nr, float alpha,
+            float beta)
 {
     __m512 acc[MR][2]; /* fully unrolled below, so it lives in 24 registers */
     int64_t step = direct ? per_word(kind) * rs * elem_size(kind) : 0; /* bytes from a word's row to the next's */
@@ -279,7 +280,7 @@ kernel_body(tendo__pgemm_kind kind, bool direct, int64_t words, const uint32_t *
 #pragma GCC unroll 12
     for (int r = 0; r < MR; r++)
         acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (int64_t q = 0; q < words; q++, a++, b += NR) {
+    for (int64_t q = 0; q < words; q++, a++) {
         __m512i b0, b1;
         if (direct) { /* the rows are far apart: no hardware prefetcher follows them */
             const char *row = rows + q * step, *ahead = row + ROWS_AHEAD * step;
@@ -292,11 +293,11 @@ kernel_body(tendo__pgemm_kind kind, bool direct, int64_t words, const uint32_t *
             }
             b0 = b_words(kind, row, rs, 0);
             b1 = b_words(kind, row, rs, 16);
-            _mm512_store_si512(b, b0);
-            _mm512_store_si512(b + 16, b1);
+            _mm512_store_si512(keep + q * NR, b0);
+            _mm512_store_si512(keep + q * NR + 16, b1);
         } else {
-            b0 = _mm512_load_si512(b);
-            b1 = _mm512_load_si512(b + 16);
+            b0 = _mm512_load_si512(b + q * NR);
+            b1 = _mm512_load_si512(b + q * NR + 16);
         }
 #pragma GCC unroll 12
         for (int r = 0; r < MR; r++) {
@@ -343,7 +344,7 @@ kernel_body(tendo__pgemm_kind kind, bool direct, int64_t words, const uint32_t *
 TARGET_BF16 static void kernel_bf16(int64_t words, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc,
                                     int64_t mr, int64_t nr, float alpha, float beta)
 {
-    kernel_body(TENDO__PGEMM_BF16, false, words, a, (uint32_t *)b, NULL, 0, 0, c, ldc, mr, nr, alpha, beta);
+    kernel_body(TENDO__PGEMM_BF16, false, words, a, b, NULL, NULL, 0, 0, c, ldc, mr, nr, alpha, beta);
 }
 
 /* (No bf16 instruction is reached here: the target only lets the shared
@@ -351,7 +352,7 @@ TARGET_BF16 static void kernel_bf16(int64_t words, const uint32_t *a, const uint
 TARGET_BF16 static void kernel_f32(int64_t words, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc,
                                    int64_t mr, int64_t nr, float alpha, float beta)
 {
-    kernel_body(TENDO__PGEMM_F32, false, words, a, (uint32_t *)b, NULL, 0, 0, c, ldc, mr, nr, alpha, beta);
+    kernel_body(TENDO__PGEMM_F32, false, words, a, b, NULL, NULL, 0, 0, c, ldc, mr, nr, alpha, beta);
 }
 
 /* The micro-kernel of kind (f16's panels hold f32). */
@@ -360,13 +361,13 @@ typedef void (*kernel_fn)(int64_t, const uint32_t *, const uint32_t *, float *, 
 static kernel_fn kernel_for(tendo__pgemm_kind kind) { return kind == TENDO__PGEMM_BF16 ? kernel_bf16 : kernel_f32; }
 
 /* The direct kernels: B from its dense rows, the packed sliver written to
- * b on the way (kernel_body). */
+ * keep on the way (kernel_body). */
 #define KERNEL_ROWS(name, kind)                                                                                      \
-    TARGET_BF16 static void kernel_rows_##name(int64_t words, const uint32_t *a, uint32_t *b, const char *rows,      \
+    TARGET_BF16 static void kernel_rows_##name(int64_t words, const uint32_t *a, uint32_t *keep, const char *rows,   \
                                                int64_t rs, int64_t run, float *c, int64_t ldc, int64_t mr,          \
                                                int64_t nr, float alpha, float beta)                                 \
     {                                                                                                                \
-        kernel_body(kind, true, words, a, b, rows, rs, run, c, ldc, mr, nr, alpha, beta);                            \
+        kernel_body(kind, true, words, a, NULL, keep, rows, rs, run, c, ldc, mr, nr, alpha, beta);                   \
     }
 KERNEL_ROWS(bf16, TENDO__PGEMM_BF16)
 KERNEL_ROWS(f32, TENDO__PGEMM_F32)

@@ -349,11 +349,12 @@ TENDO__OMP(omp for schedule(dynamic))
 #define PGEMM_MIN ((int64_t)1 << 24)
 /* Nor does it with fewer rows than this (B of other strides than the
  * skinny path takes: products of up to 6 rows by a [k, n] weight, 64 by a
- * transposed one, are its; see TENDO__SKINNY_AXPY_PGEMM_ROWS_F32).  From
- * 7 rows the AVX-512 kernel is as fast as OpenBLAS or faster (Zen 4, 4096
- * x 4096, [k, n], one thread: 12 rows 10.6-10.8 ms against 14.6-15.7, 32
- * rows 18-20 against 18-20, before its first row tile packed B as it
- * multiplied; 40 rows 19 against 47 as first measured). */
+ * transposed one, are its; see TENDO__SKINNY_AXPY_PGEMM_ROWS_F32), so
+ * that the products the skinny path leaves go to the AVX-512 kernel (Zen
+ * 4, 4096 x 4096, [k, n], one thread: 8 rows 6.8-7.4 ms against OpenBLAS's
+ * 15.7-19.5; 12 rows 10.6-10.8 against 14.6-15.7 before its first row
+ * tile packed B as it multiplied; 40 rows 19 against 47 as first
+ * measured). */
 #define PGEMM_MIN_ROWS (TENDO__SKINNY_AXPY_PGEMM_ROWS_F32 + 1)
 
 /* Rows of A from which a weight's kept panels (tensor_<dt>_prepack) are
