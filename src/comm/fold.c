@@ -1,7 +1,10 @@
 /* src/comm/fold.c - the ranks' elements reduced in the dtype's compute
  * type: what MPI has no type or op for (the 16- and 8-bit floats, the 8-
  * and 16-bit integers, AVG), done here, the same way on every rank. */
+#include <string.h>
+
 #include "comm/comm.h"
+#include "core/iter.h"
 #include "core/traits.h"
 
 #define FOLD_CHUNK 2048
@@ -17,17 +20,14 @@
 #define WRAP_ADD(x, y) ((int64_t)((uint64_t)(x) + (uint64_t)(y)))
 #define WRAP_MUL(x, y) ((int64_t)((uint64_t)(x) * (uint64_t)(y)))
 
-/* for (i < m) body, with the whole chunk's count a constant: GCC's -O2
- * vectorises only loops whose count needs no epilogue. */
+/* for (i < m) body, m a multiple of LOOP_BLOCK (CHUNKS pads the operands
+ * with zeros), in blocks of that constant count: GCC's -O2 vectorises
+ * only loops whose count needs no epilogue. */
+#define LOOP_BLOCK 16
 #define LOOP(m, body)                                                                              \
-    do {                                                                                           \
-        if ((m) == FOLD_CHUNK)                                                                     \
-            for (int64_t i = 0; i < FOLD_CHUNK; i++)                                               \
-                body;                                                                              \
-        else                                                                                       \
-            for (int64_t i = 0; i < (m); i++)                                                      \
-                body;                                                                              \
-    } while (0)
+    for (int64_t b_ = 0; b_ < (m); b_ += LOOP_BLOCK)                                               \
+        for (int64_t i = b_; i < b_ + LOOP_BLOCK; i++)                                             \
+            body
 
 /* acc[i] = acc[i] op v[i] for i < m (AVG adds: its division is the
  * caller's), one loop per op so that each vectorises. */
@@ -57,13 +57,16 @@
         T acc[FOLD_CHUNK], v[FOLD_CHUNK];                                                          \
         for (int64_t at = 0; at < n; at += FOLD_CHUNK) {                                           \
             int64_t m = n - at < FOLD_CHUNK ? n - at : FOLD_CHUNK;                                 \
+            int64_t mp = (m + LOOP_BLOCK - 1) / LOOP_BLOCK * LOOP_BLOCK;                           \
             tr->widen(FIRST(at), 1, acc, m);                                                       \
+            memset(acc + m, 0, (size_t)(mp - m) * sizeof(T));                                      \
+            memset(v + m, 0, (size_t)(mp - m) * sizeof(T));                                        \
             for (int b = 1; b < nb; b++) {                                                         \
                 tr->widen(NEXT(b, at), 1, v, m);                                                   \
-                COMBINE(acc, v, m, ADD, MUL, MAXF, MINF)                                           \
+                COMBINE(acc, v, mp, ADD, MUL, MAXF, MINF)                                          \
             }                                                                                      \
             if (op == TENDO_REDUCE_AVG)                                                            \
-                LOOP(m, acc[i] = (T)(acc[i] / (T)div));                                            \
+                LOOP(mp, acc[i] = (T)(acc[i] / (T)div));                                           \
             tr->narrow(acc, (char *)dst + (size_t)at * tr->size, 1, m);                            \
         }                                                                                          \
     } while (0)
@@ -89,12 +92,74 @@
         }                                                                                          \
     } while (0)
 
+/* o[i] = a[i] op v[i] for i < n (o may be a), one vectorised loop per op. */
+#define COMBINE_INTO(o, a, v, n, ADD, MUL, MAXF, MINF)                                             \
+    switch (op) {                                                                                  \
+    case TENDO_REDUCE_MAX:                                                                         \
+        TENDO__SIMD for (int64_t i = 0; i < (n); i++) o[i] = MAXF(a[i], v[i]);                     \
+        break;                                                                                     \
+    case TENDO_REDUCE_MIN:                                                                         \
+        TENDO__SIMD for (int64_t i = 0; i < (n); i++) o[i] = MINF(a[i], v[i]);                     \
+        break;                                                                                     \
+    case TENDO_REDUCE_PROD:                                                                        \
+        TENDO__SIMD for (int64_t i = 0; i < (n); i++) o[i] = MUL(a[i], v[i]);                      \
+        break;                                                                                     \
+    case TENDO_REDUCE_SUM:                                                                         \
+    case TENDO_REDUCE_AVG:                                                                         \
+        TENDO__SIMD for (int64_t i = 0; i < (n); i++) o[i] = ADD(a[i], v[i]);                      \
+        break;                                                                                     \
+    }
+
+/* The blocks of a dtype whose elements are its compute type T, combined
+ * straight into out, block 0 first: what CHUNKS computes, the same bits,
+ * without its conversion buffers. */
+#define DIRECT(T, ADD, MUL, MAXF, MINF)                                                            \
+    do {                                                                                           \
+        const T *b0 = in;                                                                          \
+        T *o = out;                                                                                \
+        if (nb == 1 && o != b0)                                                                    \
+            memmove(o, b0, (size_t)n * sizeof(T));                                                 \
+        for (int b = 1; b < nb; b++) {                                                             \
+            const T *a = b == 1 ? b0 : o, *v = b0 + (size_t)b * (size_t)stride;                   \
+            COMBINE_INTO(o, a, v, n, ADD, MUL, MAXF, MINF)                                         \
+        }                                                                                          \
+        if (op == TENDO_REDUCE_AVG) {                                                              \
+            TENDO__SIMD for (int64_t i = 0; i < n; i++) o[i] = (T)(o[i] / (T)div);                 \
+        }                                                                                          \
+    } while (0)
+
 void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int64_t stride, int64_t n, void *out,
                  int avg_div)
 {
     const tendo__traits *tr = tendo__traits_of(dt);
     void *dst = out;
     int div = avg_div;
+
+    /* two blocks of a narrow float summed (or averaged) in one pass, where
+     * its dtype has one: rounded once, as below */
+    if (nb == 2 && tr->add_pairs && (op == TENDO_REDUCE_SUM || (op == TENDO_REDUCE_AVG && avg_div == 2))) {
+        if (out != in)
+            memmove(out, in, (size_t)n * tr->size);
+        tr->add_pairs((const char *)in + (size_t)stride * tr->size, out, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
+        return;
+    }
+    if (tr->own_compute && dt != TENDO_BOOL) {
+        switch (tr->compute) {
+        case TENDO__COMPUTE_FLOAT:
+            DIRECT(float, PLAIN_ADD, PLAIN_MUL, FMAX_NAN, FMIN_NAN);
+            break;
+        case TENDO__COMPUTE_DOUBLE:
+            DIRECT(double, PLAIN_ADD, PLAIN_MUL, FMAX_NAN, FMIN_NAN);
+            break;
+        case TENDO__COMPUTE_INT64:
+            DIRECT(int64_t, WRAP_ADD, WRAP_MUL, IMAX, IMIN);
+            break;
+        case TENDO__COMPUTE_UINT64:
+            DIRECT(uint64_t, PLAIN_ADD, PLAIN_MUL, IMAX, IMIN);
+            break;
+        }
+        return;
+    }
 
 #define FIRST(at) ((const char *)in + (size_t)(at) * tr->size)
 #define NEXT(b, at) ((const char *)in + (size_t)((b) * stride + (at)) * tr->size)
