@@ -108,8 +108,9 @@ typedef struct {
     tendo_reduce_op rop;
     int root, dim;
     const tendo__tensor *t; /* the argument */
+    tendo__tensor *target;  /* all_reduce and broadcast: t, which the result is written into */
     tendo_dtype wire;       /* the dtype on the wire: t's, or i64 for a 16-bit integer over NCCL */
-    tendo__tensor *send;    /* dense, of dtype wire: t itself (a new handle) or a copy */
+    tendo__tensor *send;    /* dense, of dtype wire: target itself, a new handle of t's memory, or a copy */
     tendo__tensor *recv;    /* where the result lands: send (in place) or a new tensor */
 } call;
 
@@ -117,7 +118,8 @@ static void call_free(call *k)
 {
     if (k->recv != k->send)
         tendo__tensor_free(k->recv);
-    tendo__tensor_free(k->send);
+    if (k->send != k->target)
+        tendo__tensor_free(k->send);
 }
 
 /* NCCL has no 16-bit integer type: those travel as i64 (sums and products
@@ -233,6 +235,8 @@ static tendo__tensor *make_send(call *k)
     int64_t shape[TENDO_MAX_DIMS + 1];
     int perm[TENDO_MAX_DIMS + 1], n = t->ndim + 1, j = 0;
 
+    if (k->target && k->wire == t->dtype && tendo__tensor_contiguous(t))
+        return k->target; /* in place, as it is (no handle to make and free on a small call's way) */
     if (k->kind != TENDO__COLL_REDUCE_SCATTER || k->dim == 0 || k->c->size == 1)
         return dense_as(k->op, t, k->wire);
     if (t->ndim + 1 > TENDO_MAX_DIMS) { /* no room for the split axis */
@@ -275,39 +279,50 @@ static tendo__tensor *make_recv(call *k)
     return tendo__tensor_new(k->op, k->wire, t->ndim, shape, t->storage->device);
 }
 
-/* Moves the data of k (size > 1, arguments agreed). */
-static bool transport(call *k)
+/* The dense buffers of k (send and recv made) for the transport. */
+static tendo__coll coll_of(const call *k)
 {
-    tendo__coll w = {.kind = k->kind,
-                     .dtype = k->wire,
-                     .op = k->rop,
-                     .count = k->kind == TENDO__COLL_REDUCE_SCATTER ? k->recv->numel : k->send->numel,
-                     .root = k->root,
-                     .send = tendo__tensor_data(k->send),
-                     .recv = tendo__tensor_data(k->recv)};
+    return (tendo__coll){.kind = k->kind,
+                         .dtype = k->wire,
+                         .op = k->rop,
+                         .count = k->kind == TENDO__COLL_REDUCE_SCATTER ? k->recv->numel : k->send->numel,
+                         .root = k->root,
+                         .send = tendo__tensor_data(k->send),
+                         .recv = tendo__tensor_data(k->recv)};
+}
 
+/* Moves the data of k (size > 1, arguments agreed). */
+static bool transport(call *k, const tendo__coll *w)
+{
     if (k->send->storage->device.type == TENDO_CUDA) {
         const tendo__tensor *ts[2] = {k->recv, k->send};
-        return tendo__device_ops_of(TENDO_CUDA)->collective(k->op, k->c, k->send->storage->device, &w, ts,
+        return tendo__device_ops_of(TENDO_CUDA)->collective(k->op, k->c, k->send->storage->device, w, ts,
                                                             k->recv == k->send ? 1 : 2);
     }
-    return tendo__mpi_run(k->op, k->c->mpi, k->c->size, &w);
+    return tendo__mpi_run(k->op, k->c->mpi, k->c->size, w);
 }
 
 /* The common part of every collective: checks, buffers, agreement and
- * transport.  False with the error set (and nothing in k to free). */
+ * transport (which a small CPU all_reduce's agreement may have done).
+ * False with the error set (and nothing in k to free). */
 static bool run(call *k)
 {
-    bool ok = check_args(k);
+    bool ok = check_args(k), cpu = false, done = false;
     int64_t sig[SIG_N];
+    tendo__coll w = {0};
 
     if (ok) {
         k->wire = wire_dtype(k->t);
         ok = (k->send = make_send(k)) != NULL && (k->recv = make_recv(k)) != NULL;
     }
+    if (ok) {
+        w = coll_of(k);
+        cpu = k->send->storage->device.type != TENDO_CUDA;
+    }
     signature(k, sig);
     if (k->c->size > 1) {
-        ok = tendo__mpi_agree(k->op, k->c->mpi, sig, sig_names, SIG_N, ok) && transport(k);
+        ok = tendo__mpi_agree(k->op, k->c->mpi, sig, sig_names, SIG_N, ok, cpu ? &w : NULL, cpu ? &done : NULL) &&
+             (done || transport(k, &w));
     }
     if (!ok)
         call_free(k);
@@ -356,14 +371,14 @@ static tendo_status in_place(call *k, tendo__tensor *t)
 
 tendo_status tendo__all_reduce(const char *op, const tendo_comm *c, tendo__tensor *t, tendo_reduce_op rop)
 {
-    call k = {.op = op, .c = c, .kind = TENDO__COLL_ALL_REDUCE, .rop = rop, .t = t};
+    call k = {.op = op, .c = c, .kind = TENDO__COLL_ALL_REDUCE, .rop = rop, .t = t, .target = t};
 
     return in_place(&k, t);
 }
 
 tendo_status tendo__broadcast(const char *op, const tendo_comm *c, tendo__tensor *t, int root)
 {
-    call k = {.op = op, .c = c, .kind = TENDO__COLL_BROADCAST, .root = root, .t = t};
+    call k = {.op = op, .c = c, .kind = TENDO__COLL_BROADCAST, .root = root, .t = t, .target = t};
 
     return in_place(&k, t);
 }

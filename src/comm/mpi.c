@@ -7,9 +7,11 @@
  * returned rather than fatal, one call at a time (a lock: tendo asks for
  * MPI_THREAD_SERIALIZED).
  *
- * Native MPI types and ops carry f32, f64 and the 32- and 64-bit integers
- * (SUM and PROD of signed integers as the unsigned type of the same size,
- * so that they wrap).  The 16- and 8-bit floats have no MPI type, nor the
+ * Every collective starts with the ranks' agreement on it ("the
+ * agreement" below), which also carries the data of a small all_reduce.
+ * Past that, native MPI types and ops carry f32, f64 and the 32- and
+ * 64-bit integers (SUM and PROD of signed integers as the unsigned type of
+ * the same size, so that they wrap).  The 16- and 8-bit floats have no MPI type, nor the
  * 8- and 16-bit integers a trustworthy MPI sum (see native_type): their
  * elements travel as stored, and tendo reduces them, in float for the
  * floats, rounding once, so that every rank gets the same bits.  Where
@@ -35,6 +37,10 @@
 
 struct tendo__mpi {
     MPI_Comm comm;
+    int rank, size;
+    /* the agreement's records, one slot per rank (see "the agreement"
+     * below); NULL in a world too large to exchange them */
+    char *slots;
     /* the ranks' chunks of a reduction done here (fold_reduce), kept
      * between calls so that a large one does not fault its pages in each
      * time; as large as the largest so far, freed at exit */
@@ -75,7 +81,9 @@ static void finalize_at_exit(void)
             MPI_Comm_free(&world.comm);
         joined = false;
         free(world.scratch);
+        free(world.slots);
         world.scratch = NULL;
+        world.slots = NULL;
         world.scratch_n = 0;
         for (int c = 0; c < MAX_CODES; c++)
             if (user_type_made[c])
@@ -104,6 +112,169 @@ static bool mpi_ok(const char *op, int rc, const char *what)
     return false;
 }
 
+/* ---- the agreement ------------------------------------------------------------ */
+
+/* Before a collective the ranks agree on it: each tells every other what
+ * it was asked (a signature: the collective, dtype, count, ...) and
+ * whether its own checks passed, and each compares.  In a world of up to
+ * EXCHANGE_MAX_RANKS ranks that is an exchange of records, every rank's to
+ * every other, received into slots as large as any record: the records of
+ * calls that differ still match each other's receives, so every rank sees
+ * a mismatch, rather than leaving it to MPI (where collectives of
+ * different sizes are undefined).  A record can carry its rank's data: an
+ * all_reduce of at most CARRY_BYTES is done when the exchange is, each
+ * rank reducing the ranks' slots in rank order (fold.c, so the same bits
+ * everywhere), one round trip where the agreement and MPI_Allreduce take
+ * two.  A larger world agrees through one MAX MPI_Allreduce of [failed,
+ * sig, -sig], the same call whatever each rank was asked. */
+#define EXCHANGE_MAX_RANKS 8
+#define CARRY_BYTES ((size_t)16 << 10)
+#define AGREE_TAG 0x7e0d
+#define SIG_MAX 16
+
+typedef struct {
+    int64_t failed;       /* the rank's own checks refused its call */
+    int64_t bytes;        /* the data after the head (0: none) */
+    int64_t sig[SIG_MAX]; /* the signature, zeros past its n values */
+} agree_head;
+
+/* A slot holds the largest record: a multiple of every element size, so
+ * that the ranks' data are the rows of one strided block. */
+#define SLOT_BYTES (sizeof(agree_head) + CARRY_BYTES)
+
+static bool make_slots(const char *op)
+{
+    world.slots = NULL;
+    if (world.size > EXCHANGE_MAX_RANKS)
+        return true;
+    if (!(world.slots = tendo__malloc((size_t)world.size * SLOT_BYTES)))
+        return tendo__fail(TENDO_ERR_OOM, op, "out of memory for the ranks' records of a call"), false;
+    return true;
+}
+
+static bool agree_by_max(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
+                         bool ok_here)
+{
+    int64_t v[1 + 2 * SIG_MAX], r[1 + 2 * SIG_MAX];
+    bool ok;
+
+    v[0] = ok_here ? 0 : 1;
+    for (int i = 0; i < n; i++) {
+        v[1 + i] = sig[i];
+        v[1 + n + i] = -sig[i];
+    }
+    pthread_mutex_lock(&mpi_lock);
+    ok = mpi_ok(op, MPI_Allreduce(v, r, 1 + 2 * n, MPI_INT64_T, MPI_MAX, m->comm), "agreeing on the call");
+    pthread_mutex_unlock(&mpi_lock);
+    if (!ok || !ok_here)
+        return false; /* a rank that failed keeps its own error */
+    if (r[0])
+        return tendo__fail(TENDO_ERR_COMM, op, "another rank's arguments were refused (see its error)"), false;
+    for (int i = 0; i < n; i++)
+        if (r[1 + i] != -r[1 + n + i])
+            return tendo__fail(TENDO_ERR_COMM, op,
+                               "the ranks' calls do not match: %s differs (%lld here, from %lld to %lld across "
+                               "the ranks)",
+                               names[i], (long long)sig[i], (long long)-r[1 + n + i], (long long)r[1 + i]),
+                   false;
+    return true;
+}
+
+/* Sends this rank's record (its slot's first `bytes`) to every other rank
+ * and receives theirs into their slots; st[j] (j < rank) or st[j - 1] is
+ * rank j's.  Called with mpi_lock held. */
+static bool exchange(const char *op, struct tendo__mpi *m, size_t bytes, MPI_Status *st)
+{
+    MPI_Request rq[2 * EXCHANGE_MAX_RANKS];
+    int nrq = 0, rc = MPI_SUCCESS;
+
+    for (int j = 0; j < m->size && rc == MPI_SUCCESS; j++)
+        if (j != m->rank)
+            rc = MPI_Irecv(m->slots + (size_t)j * SLOT_BYTES, (int)SLOT_BYTES, MPI_BYTE, j, AGREE_TAG, m->comm,
+                           &rq[nrq++]);
+    for (int j = 0; j < m->size && rc == MPI_SUCCESS; j++)
+        if (j != m->rank)
+            rc = MPI_Isend(m->slots + (size_t)m->rank * SLOT_BYTES, (int)bytes, MPI_BYTE, j, AGREE_TAG, m->comm,
+                           &rq[nrq++]);
+    if (rc != MPI_SUCCESS)
+        nrq--; /* the request that failed was not made */
+    /* what was posted is waited for even after a failure: nothing of the
+     * slots is left to MPI */
+    return mpi_ok(op, MPI_Waitall(nrq, rq, st), "exchanging the calls") && mpi_ok(op, rc, "exchanging the calls");
+}
+
+static bool agree_by_exchange(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names,
+                              int n, bool ok_here, const tendo__coll *w, bool *done)
+{
+    size_t es = w ? tendo_dtype_size(w->dtype) : 1, bytes = 0;
+    agree_head *h = (agree_head *)(void *)(m->slots + (size_t)m->rank * SLOT_BYTES);
+    MPI_Status st[2 * EXCHANGE_MAX_RANKS];
+    int failed = -1, differs = -1;
+    long long here = 0, there = 0; /* the first value that differs, here and on rank `differs` */
+    const char *what = NULL;
+    bool ok;
+
+    if (ok_here && w && w->kind == TENDO__COLL_ALL_REDUCE && (size_t)w->count * es <= CARRY_BYTES)
+        bytes = (size_t)w->count * es;
+    pthread_mutex_lock(&mpi_lock);
+    memset(h, 0, sizeof *h);
+    h->failed = !ok_here;
+    h->bytes = (int64_t)bytes;
+    memcpy(h->sig, sig, (size_t)n * sizeof *sig);
+    if (bytes)
+        memcpy(h + 1, w->recv, bytes);
+    ok = exchange(op, m, sizeof *h + bytes, st);
+    for (int j = 0; ok && j < m->size; j++) {
+        const agree_head *p = (const agree_head *)(const void *)(m->slots + (size_t)j * SLOT_BYTES);
+        int got = 0;
+
+        if (j == m->rank)
+            continue;
+        MPI_Get_count(&st[j < m->rank ? j : j - 1], MPI_BYTE, &got);
+        if (got < (int)sizeof *p || p->bytes < 0 || (size_t)got != sizeof *p + (size_t)p->bytes) {
+            tendo__fail(TENDO_ERR_COMM, op, "rank %d's record of the call is %d bytes: another build of tendo?", j,
+                        got);
+            ok = false;
+        } else if (p->failed) {
+            failed = failed < 0 ? j : failed;
+        } else if (differs < 0) {
+            for (int i = 0; i < SIG_MAX && !what; i++)
+                if (p->sig[i] != h->sig[i])
+                    what = i < n ? names[i] : "the call", here = h->sig[i], there = p->sig[i];
+            if (!what && p->bytes != h->bytes) /* the same call carried differently */
+                what = "the bytes carried", here = h->bytes, there = p->bytes;
+            differs = what ? j : -1;
+        }
+    }
+    if (ok && ok_here && failed < 0 && differs < 0 && bytes) {
+        tendo__fold(w->dtype, w->op, m->size, m->slots + sizeof *h, (int64_t)(SLOT_BYTES / es), w->count, w->recv,
+                    m->size);
+        *done = true;
+    }
+    pthread_mutex_unlock(&mpi_lock);
+    if (!ok || !ok_here)
+        return false; /* a rank that failed keeps its own error */
+    if (failed >= 0)
+        return tendo__fail(TENDO_ERR_COMM, op, "rank %d's arguments were refused (see its error)", failed), false;
+    if (differs >= 0)
+        return tendo__fail(TENDO_ERR_COMM, op, "the ranks' calls do not match: %s differs (%lld here, %lld on rank %d)",
+                           what, here, there, differs),
+               false;
+    return true;
+}
+
+bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
+                      bool ok_here, const tendo__coll *w, bool *done)
+{
+    if (done)
+        *done = false;
+    if (!check_calls) /* the program vouches for its calls */
+        return ok_here;
+    if (m->slots)
+        return agree_by_exchange(op, m, sig, names, n, ok_here, done ? w : NULL, done);
+    return agree_by_max(op, m, sig, names, n, ok_here);
+}
+
 bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size)
 {
     int inited = 0, done = 0, provided = 0;
@@ -129,8 +300,12 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
         if (ok && inited) {
             const char *check = getenv("TENDO_COMM_CHECK");
             check_calls = !(check && !strcmp(check, "0"));
-            ok = mpi_ok(op, MPI_Comm_dup(MPI_COMM_WORLD, &world.comm), "MPI_Comm_dup") &&
-                 mpi_ok(op, MPI_Comm_set_errhandler(world.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+            bool dup = mpi_ok(op, MPI_Comm_dup(MPI_COMM_WORLD, &world.comm), "MPI_Comm_dup");
+            ok = dup && mpi_ok(op, MPI_Comm_set_errhandler(world.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler") &&
+                 mpi_ok(op, MPI_Comm_rank(world.comm, &world.rank), "MPI_Comm_rank") &&
+                 mpi_ok(op, MPI_Comm_size(world.comm, &world.size), "MPI_Comm_size") && make_slots(op);
+            if (!ok && dup)
+                MPI_Comm_free(&world.comm);
             if (ok) {
                 /* the ranks on this machine share its cores by default */
                 MPI_Comm here;
@@ -149,9 +324,9 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
         }
     }
     if (ok && joined) {
-        ok = mpi_ok(op, MPI_Comm_rank(world.comm, rank), "MPI_Comm_rank") &&
-             mpi_ok(op, MPI_Comm_size(world.comm, size), "MPI_Comm_size");
-        *m = ok ? &world : NULL;
+        *m = &world;
+        *rank = world.rank;
+        *size = world.size;
     }
     pthread_mutex_unlock(&mpi_lock);
     return ok;
@@ -174,38 +349,6 @@ bool tendo__mpi_bcast_bytes(const char *op, struct tendo__mpi *m, void *buf, siz
     ok = mpi_ok(op, MPI_Bcast(buf, (int)n, MPI_BYTE, 0, m->comm), "MPI_Bcast");
     pthread_mutex_unlock(&mpi_lock);
     return ok;
-}
-
-bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
-                      bool ok_here)
-{
-    /* one MAX over [failed, sig, -sig]: every signature is the same when
-     * max(sig) == -max(-sig) */
-    int64_t v[33], r[33];
-    bool ok;
-
-    if (!check_calls) /* the program vouches for its calls */
-        return ok_here;
-    v[0] = ok_here ? 0 : 1;
-    for (int i = 0; i < n; i++) {
-        v[1 + i] = sig[i];
-        v[1 + n + i] = -sig[i];
-    }
-    pthread_mutex_lock(&mpi_lock);
-    ok = mpi_ok(op, MPI_Allreduce(v, r, 1 + 2 * n, MPI_INT64_T, MPI_MAX, m->comm), "agreeing on the call");
-    pthread_mutex_unlock(&mpi_lock);
-    if (!ok || !ok_here)
-        return false; /* a rank that failed keeps its own error */
-    if (r[0])
-        return tendo__fail(TENDO_ERR_COMM, op, "another rank's arguments were refused (see its error)"), false;
-    for (int i = 0; i < n; i++)
-        if (r[1 + i] != -r[1 + n + i])
-            return tendo__fail(TENDO_ERR_COMM, op,
-                               "the ranks' calls do not match: %s differs (%lld here, from %lld to %lld across "
-                               "the ranks)",
-                               names[i], (long long)sig[i], (long long)-r[1 + n + i], (long long)r[1 + i]),
-                   false;
-    return true;
 }
 
 /* ---- the collectives --------------------------------------------------------- */
@@ -446,7 +589,6 @@ static bool run_locked(const char *op, struct tendo__mpi *m, int rank, int size,
 
 bool tendo__mpi_run(const char *op, struct tendo__mpi *m, int size, const tendo__coll *w)
 {
-    int rank = 0;
     bool chunked = w->kind == TENDO__COLL_ALL_REDUCE || w->kind == TENDO__COLL_BROADCAST;
     bool ok;
 
@@ -457,7 +599,7 @@ bool tendo__mpi_run(const char *op, struct tendo__mpi *m, int size, const tendo_
         !pairwise_exact(w->dtype, size))
         return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "more than 2^31 - 1 elements of a 16- or 8-bit float"), false;
     pthread_mutex_lock(&mpi_lock);
-    ok = mpi_ok(op, MPI_Comm_rank(m->comm, &rank), "MPI_Comm_rank") && run_locked(op, m, rank, size, w);
+    ok = run_locked(op, m, m->rank, size, w);
     pthread_mutex_unlock(&mpi_lock);
     return ok;
 }
@@ -486,9 +628,11 @@ bool tendo__mpi_bcast_bytes(const char *op, struct tendo__mpi *m, void *buf, siz
 }
 
 bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
-                      bool ok_here)
+                      bool ok_here, const tendo__coll *w, bool *done)
 {
-    (void)op, (void)m, (void)sig, (void)names, (void)n;
+    (void)op, (void)m, (void)sig, (void)names, (void)n, (void)w;
+    if (done)
+        *done = false;
     return ok_here;
 }
 

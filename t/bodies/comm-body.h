@@ -206,6 +206,10 @@ static void DTFN(comm_dtype)(void)
         }
     /* large enough that the 16- and 8-bit floats take the chunked path */
     DTFN(comm_all_reduce)(tendo_cpu(), false, 97, 130);
+    /* the most data the ranks' agreement carries (16 KiB: src/comm/mpi.c's
+     * CARRY_BYTES), and one element more, which goes to MPI */
+    DTFN(comm_all_reduce)(tendo_cpu(), false, 1, 16384 / (int64_t)sizeof(E));
+    DTFN(comm_all_reduce)(tendo_cpu(), false, 1, 16384 / (int64_t)sizeof(E) + 1);
 }
 
 #undef DT_IS_FLOAT

@@ -10,6 +10,15 @@
  * (the test combines them over MPI itself).  Only rank 0 prints TAP; the
  * others' diagnostics go to stderr with their rank.
  *
+ * With TENDO_COMM_CHECK=0 (no agreement: the data of small calls go
+ * through MPI's own collectives, not with the agreement) it checks the
+ * values only.
+ *
+ * t-comm --agreement runs only the calls that must fail on every rank
+ * (and the few that follow them): t-comm.sh runs it with more ranks than
+ * agree by exchanging records (src/comm/mpi.c), so that the other way of
+ * agreeing is tested too.
+ *
  * t-comm --die N: every rank all-reduces in a loop and the last rank exits
  * (status 3, without finalizing) at iteration N, while the others wait for
  * it: t-comm.sh checks that the job then ends, with an error, in time. */
@@ -31,6 +40,7 @@
 
 static tendo_comm *g_comm;
 static int g_rank, g_size = 1;
+static bool agreement_only; /* --agreement: the failing calls and a few that work, no dtype sweep */
 
 static void comm_diag(const char *fmt, ...) TAP_PRINTF(1, 2);
 static void comm_diag(const char *fmt, ...)
@@ -117,6 +127,20 @@ static void test_errors(void)
         local = failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "element count") &&
                 tensor_copy_to(t, got, n) == TENDO_OK && memcmp(got, data, (size_t)n * sizeof *got) == 0;
         ok(comm_all(local), "element counts that differ: TENDO_ERR_COMM on every rank, nothing written");
+
+        /* rank 0's data small enough to go with the agreement, the others' not */
+        int64_t nbig = g_rank == 0 ? 100 : 5000;
+        tensor_f32 *big = tensor_f32_full(1, &nbig, 1.0, tendo_cpu());
+        float *back = malloc((size_t)nbig * sizeof *back);
+        st = big && back ? tensor_all_reduce(g_comm, big, TENDO_REDUCE_SUM) : TENDO_ERR_OOM;
+        local = failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "element count") &&
+                tensor_copy_to(big, back, nbig) == TENDO_OK;
+        for (int64_t i = 0; local && i < nbig; i++)
+            local = back[i] == 1;
+        free(back);
+        ok(comm_all(local), "element counts of 100 and 5000 (only the first carried by the agreement): "
+                            "TENDO_ERR_COMM on every rank, nothing written");
+        tensor_free(big);
 
         /* rank 0 reduces f32, the others i64, of 12 elements each */
         tensor_f32 *t12 = tensor_f32_narrow(t, 0, 0, 12);
@@ -325,25 +349,37 @@ static int die_at(int at)
 
 int main(int argc, char **argv)
 {
+    const char *check = getenv("TENDO_COMM_CHECK");
+    bool checked = !(check && !strcmp(check, "0"));
+
     if (!(g_comm = tendo_comm_world()))
         bail("tendo_comm_world: %s", tendo_error_message(tendo_last_error()));
     g_rank = tendo_comm_rank(g_comm);
     g_size = tendo_comm_size(g_comm);
     if (argc == 3 && !strcmp(argv[1], "--die"))
         return die_at(atoi(argv[2]));
+    agreement_only = argc == 2 && !strcmp(argv[1], "--agreement");
     if (g_rank != 0 && !freopen("/dev/null", "w", stdout))
         return 1;
     plan_lazy();
     diag("%d rank%s over %s%s", g_size, g_size == 1 ? "" : "s", tendo_comm_backend(g_comm),
          tendo_cuda_available() ? ", and cuda:0 of each" : "");
     ok(g_rank >= 0 && g_rank < g_size && g_size >= 1, "rank %d of %d", g_rank, g_size);
-    FOR_EACH_DTYPE(comm_dtype);
+    if (!agreement_only)
+        FOR_EACH_DTYPE(comm_dtype);
+    if (!checked) { /* TENDO_COMM_CHECK=0: the values only, over MPI's own calls */
+        tendo_comm_free(g_comm);
+        return done_testing();
+    }
     test_errors();
-    test_grads(tendo_cpu());
-    if (tendo_cuda_available())
+    if (!agreement_only && tendo_cuda_available()) {
+        test_grads(tendo_cpu());
         test_grads(tendo_cuda(0));
+    } else if (!agreement_only) {
+        test_grads(tendo_cpu());
+    }
     test_all_reduce_grads(tendo_cpu());
-    if (tendo_cuda_available())
+    if (!agreement_only && tendo_cuda_available())
         test_all_reduce_grads(tendo_cuda(0));
     tendo_comm_free(g_comm);
     int status = done_testing();

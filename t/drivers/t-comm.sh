@@ -2,7 +2,9 @@
 # t/drivers/t-comm.sh - the collectives between processes: t/t-comm under
 # mpirun with 4 ranks (every collective, dtype and layout, on the CPU over
 # MPI and on each rank's cuda:0 over NCCL where there is one: the
-# simulated device in CI), then a job whose last rank exits in the middle
+# simulated device in CI), its values again with 2 ranks and
+# TENDO_COMM_CHECK=0, its failing calls with 9 ranks (which agree another
+# way), then a job whose last rank exits in the middle
 # of a collective: mpirun must end it, with an error, rather than leave
 # the others waiting.  Each run is under `timeout`, so a hang fails here.
 # Skips without mpirun or in a build without MPI.
@@ -24,6 +26,28 @@ while IFS= read -r line; do
 done < "$tmp/out"
 sed 's/^/# /' "$tmp/err" | head -40
 ok "$status" "t-comm under mpirun -np 4 exits 0 (status $status; 124: timed out)"
+
+# One more job of t-comm, counted as one check: "$1" names it, "$2" is the
+# fewest checks it must pass, the rest is its command line.
+job() {
+    what=$1 least=$2
+    shift 2
+    timeout 600 "$@" > "$tmp/job.out" 2> "$tmp/job.err"
+    status=$?
+    total=$(grep -c '^ok' "$tmp/job.out")
+    bad=$(grep -c '^not ok' "$tmp/job.out")
+    grep '^not ok' "$tmp/job.out" | head -20 | sed 's/^/# /'
+    sed 's/^/# /' "$tmp/job.err" | head -20
+    ok "$([ "$status" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$total" -ge "$least" ] && echo 0 || echo 1)" \
+        "$what: $total checks passed, $bad failed (status $status)"
+}
+
+# ---- the values again with 2 ranks and no agreement (MPI's own calls) ----
+job "t-comm under mpirun -np 2 with TENDO_COMM_CHECK=0" 100 env TENDO_COMM_CHECK=0 $mpi -x TENDO_COMM_CHECK -np 2 "$prog"
+
+# ---- the calls that must fail, with 9 ranks: more than agree by exchanging
+# records (src/comm/mpi.c's EXCHANGE_MAX_RANKS), so by one MPI_Allreduce ----
+job "t-comm --agreement under mpirun -np 9" 10 $mpi -np 9 "$prog" --agreement
 
 # ---- a rank that dies mid-job ----
 start=$(date +%s)
