@@ -50,7 +50,11 @@ struct tendo__traits;
  * 6.9-7.6, 8 rows 9.9-13.7 against 6.8-7.4; f16 4 rows 4.1-4.3 against
  * 4.7-5.2, 5 rows 6.4-6.6 against 4.8-5.2, 8 rows 8.2-9.3 against 4.9-5.2;
  * bf16 4 rows 3.6-4.2 against 4.0-4.6, 5 rows 3.3-6.4 against 3.4-3.9, 8
- * rows 8.1-9.5 against 4.0-4.3. */
+ * rows 8.1-9.5 against 4.0-4.3.  The GEMM's 8-row tile (gemm_avx512.c)
+ * leaves the limits where they are (two rounds, skinny against GEMM): bf16
+ * 3 rows 2.6-2.7 against 3.2-4.1, 4 rows 3.4-4.6 against 3.9-4.2; f16 4
+ * rows 3.9-4.3 against 4.1-4.9; f32 5 rows 4.5-5.8 against 7.2-8.4, 6 rows
+ * 5.6-6.9 against 7.6-8.1. */
 #define TENDO__SKINNY_AXPY_PGEMM_ROWS_F32 6
 #define TENDO__SKINNY_AXPY_PGEMM_ROWS_16 4
 /* f64, whose kernels are plain C: where reading the weight is the cost. */
