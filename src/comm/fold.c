@@ -20,80 +20,10 @@
 #define WRAP_ADD(x, y) ((int64_t)((uint64_t)(x) + (uint64_t)(y)))
 #define WRAP_MUL(x, y) ((int64_t)((uint64_t)(x) * (uint64_t)(y)))
 
-/* for (i < m) body, m a multiple of LOOP_BLOCK (CHUNKS pads the operands
- * with zeros), in blocks of that constant count: GCC's -O2 vectorises
- * only loops whose count needs no epilogue. */
-#define LOOP_BLOCK 16
-#define LOOP(m, body)                                                                              \
-    for (int64_t b_ = 0; b_ < (m); b_ += LOOP_BLOCK)                                               \
-        for (int64_t i = b_; i < b_ + LOOP_BLOCK; i++)                                             \
-            body
-
-/* acc[i] = acc[i] op v[i] for i < m (AVG adds: its division is the
- * caller's), one loop per op so that each vectorises. */
-#define COMBINE(acc, v, m, ADD, MUL, MAXF, MINF)                                                    \
-    switch (op) {                                                                                  \
-    case TENDO_REDUCE_MAX:                                                                         \
-        LOOP(m, acc[i] = MAXF(acc[i], v[i]));                                                      \
-        break;                                                                                     \
-    case TENDO_REDUCE_MIN:                                                                         \
-        LOOP(m, acc[i] = MINF(acc[i], v[i]));                                                      \
-        break;                                                                                     \
-    case TENDO_REDUCE_PROD:                                                                        \
-        LOOP(m, acc[i] = MUL(acc[i], v[i]));                                                       \
-        break;                                                                                     \
-    case TENDO_REDUCE_SUM:                                                                         \
-    case TENDO_REDUCE_AVG:                                                                         \
-        LOOP(m, acc[i] = ADD(acc[i], v[i]));                                                       \
-        break;                                                                                     \
-    }
-
-/* The body of one compute type T, in chunks: each chunk's values are
- * widened, combined, AVG's sums divided by `div`, and rounded once by
- * narrow into `dst`.  FIRST(at) is the first operand's chunk at element
- * `at`, NEXT(b, at) the b-th of the `nb - 1` others'. */
-#define CHUNKS(T, ADD, MUL, MAXF, MINF)                                                             \
-    do {                                                                                           \
-        T acc[FOLD_CHUNK], v[FOLD_CHUNK];                                                          \
-        for (int64_t at = 0; at < n; at += FOLD_CHUNK) {                                           \
-            int64_t m = n - at < FOLD_CHUNK ? n - at : FOLD_CHUNK;                                 \
-            int64_t mp = (m + LOOP_BLOCK - 1) / LOOP_BLOCK * LOOP_BLOCK;                           \
-            tr->widen(FIRST(at), 1, acc, m);                                                       \
-            memset(acc + m, 0, (size_t)(mp - m) * sizeof(T));                                      \
-            memset(v + m, 0, (size_t)(mp - m) * sizeof(T));                                        \
-            for (int b = 1; b < nb; b++) {                                                         \
-                tr->widen(NEXT(b, at), 1, v, m);                                                   \
-                COMBINE(acc, v, mp, ADD, MUL, MAXF, MINF)                                          \
-            }                                                                                      \
-            if (op == TENDO_REDUCE_AVG)                                                            \
-                LOOP(mp, acc[i] = (T)(acc[i] / (T)div));                                           \
-            tr->narrow(acc, (char *)dst + (size_t)at * tr->size, 1, m);                            \
-        }                                                                                          \
-    } while (0)
-
-/* CHUNKS for dt's compute type; bool's SUM is or, its PROD and. */
-#define BY_COMPUTE()                                                                               \
-    do {                                                                                           \
-        if (dt == TENDO_BOOL)                                                                      \
-            op = op == TENDO_REDUCE_SUM ? TENDO_REDUCE_MAX : op == TENDO_REDUCE_PROD ? TENDO_REDUCE_MIN : op; \
-        switch (tr->compute) {                                                                     \
-        case TENDO__COMPUTE_FLOAT:                                                                 \
-            CHUNKS(float, PLAIN_ADD, PLAIN_MUL, FMAX_NAN, FMIN_NAN);                               \
-            break;                                                                                 \
-        case TENDO__COMPUTE_DOUBLE:                                                                \
-            CHUNKS(double, PLAIN_ADD, PLAIN_MUL, FMAX_NAN, FMIN_NAN);                              \
-            break;                                                                                 \
-        case TENDO__COMPUTE_INT64:                                                                 \
-            CHUNKS(int64_t, WRAP_ADD, WRAP_MUL, IMAX, IMIN);                                       \
-            break;                                                                                 \
-        case TENDO__COMPUTE_UINT64:                                                                \
-            CHUNKS(uint64_t, PLAIN_ADD, PLAIN_MUL, IMAX, IMIN);                                    \
-            break;                                                                                 \
-        }                                                                                          \
-    } while (0)
-
-/* o[i] = a[i] op v[i] for i < n (o may be a), one vectorised loop per op. */
-#define COMBINE_INTO(o, a, v, n, ADD, MUL, MAXF, MINF)                                             \
+/* o[i] = a[i] op v[i] for i < n (o may be a; AVG adds: its division is
+ * the caller's), one loop per op, each marked for vectorising (GCC's -O2
+ * vectorises by itself only loops whose count needs no epilogue). */
+#define COMBINE(o, a, v, n, ADD, MUL, MAXF, MINF)                                                  \
     switch (op) {                                                                                  \
     case TENDO_REDUCE_MAX:                                                                         \
         TENDO__SIMD for (int64_t i = 0; i < (n); i++) o[i] = MAXF(a[i], v[i]);                     \
@@ -110,9 +40,35 @@
         break;                                                                                     \
     }
 
-/* The blocks of a dtype whose elements are its compute type T, combined
- * straight into out, block 0 first: what CHUNKS computes, the same bits,
- * without its conversion buffers. */
+/* o[i] /= div for i < n, in T, when op is AVG. */
+#define DIVIDE(T, o, n)                                                                            \
+    if (op == TENDO_REDUCE_AVG) {                                                                  \
+        TENDO__SIMD for (int64_t i = 0; i < (n); i++) o[i] = (T)(o[i] / (T)div);                   \
+    }
+
+/* The body of one compute type T, in chunks: each chunk's values are
+ * widened, combined, AVG's sums divided by `div`, and rounded once by
+ * narrow into `dst`.  FIRST(at) is the first operand's chunk at element
+ * `at`, NEXT(b, at) the b-th of the `nb - 1` others'. */
+#define CHUNKS(T, ADD, MUL, MAXF, MINF)                                                            \
+    do {                                                                                           \
+        T acc[FOLD_CHUNK], v[FOLD_CHUNK];                                                          \
+        for (int64_t at = 0; at < n; at += FOLD_CHUNK) {                                           \
+            int64_t m = n - at < FOLD_CHUNK ? n - at : FOLD_CHUNK;                                 \
+            tr->widen(FIRST(at), 1, acc, m);                                                       \
+            for (int b = 1; b < nb; b++) {                                                         \
+                tr->widen(NEXT(b, at), 1, v, m);                                                   \
+                COMBINE(acc, acc, v, m, ADD, MUL, MAXF, MINF)                                      \
+            }                                                                                      \
+            DIVIDE(T, acc, m)                                                                      \
+            tr->narrow(acc, (char *)dst + (size_t)at * tr->size, 1, m);                            \
+        }                                                                                          \
+    } while (0)
+
+/* The blocks of a dtype whose elements are its compute type T (in, nb
+ * blocks `stride` elements apart), combined straight into out, block 0
+ * first: what CHUNKS computes, the same bits, without its conversion
+ * buffers. */
 #define DIRECT(T, ADD, MUL, MAXF, MINF)                                                            \
     do {                                                                                           \
         const T *b0 = in;                                                                          \
@@ -121,10 +77,30 @@
             memmove(o, b0, (size_t)n * sizeof(T));                                                 \
         for (int b = 1; b < nb; b++) {                                                             \
             const T *a = b == 1 ? b0 : o, *v = b0 + (size_t)b * (size_t)stride;                   \
-            COMBINE_INTO(o, a, v, n, ADD, MUL, MAXF, MINF)                                         \
+            COMBINE(o, a, v, n, ADD, MUL, MAXF, MINF)                                              \
         }                                                                                          \
-        if (op == TENDO_REDUCE_AVG) {                                                              \
-            TENDO__SIMD for (int64_t i = 0; i < n; i++) o[i] = (T)(o[i] / (T)div);                 \
+        DIVIDE(T, o, n)                                                                            \
+    } while (0)
+
+/* BODY (CHUNKS or DIRECT) for dt's compute type; bool's SUM is or, its
+ * PROD and. */
+#define BY_COMPUTE(BODY)                                                                           \
+    do {                                                                                           \
+        if (dt == TENDO_BOOL)                                                                      \
+            op = op == TENDO_REDUCE_SUM ? TENDO_REDUCE_MAX : op == TENDO_REDUCE_PROD ? TENDO_REDUCE_MIN : op; \
+        switch (tr->compute) {                                                                     \
+        case TENDO__COMPUTE_FLOAT:                                                                 \
+            BODY(float, PLAIN_ADD, PLAIN_MUL, FMAX_NAN, FMIN_NAN);                                 \
+            break;                                                                                 \
+        case TENDO__COMPUTE_DOUBLE:                                                                \
+            BODY(double, PLAIN_ADD, PLAIN_MUL, FMAX_NAN, FMIN_NAN);                                \
+            break;                                                                                 \
+        case TENDO__COMPUTE_INT64:                                                                 \
+            BODY(int64_t, WRAP_ADD, WRAP_MUL, IMAX, IMIN);                                         \
+            break;                                                                                 \
+        case TENDO__COMPUTE_UINT64:                                                                \
+            BODY(uint64_t, PLAIN_ADD, PLAIN_MUL, IMAX, IMIN);                                      \
+            break;                                                                                 \
         }                                                                                          \
     } while (0)
 
@@ -135,35 +111,21 @@ void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int
     void *dst = out;
     int div = avg_div;
 
-    /* two blocks of a narrow float summed (or averaged) in one pass, where
-     * its dtype has one: rounded once, as below */
-    if (nb == 2 && tr->add_pairs && (op == TENDO_REDUCE_SUM || (op == TENDO_REDUCE_AVG && avg_div == 2))) {
+    if (tr->own_compute) {
+        BY_COMPUTE(DIRECT);
+        return;
+    }
+    /* two blocks: block 0 into out, then fold_pair's pair (its one-pass
+     * sum of a narrow float), in the same order */
+    if (nb == 2 && avg_div == 2) {
         if (out != in)
             memmove(out, in, (size_t)n * tr->size);
-        tr->add_pairs((const char *)in + (size_t)stride * tr->size, out, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
+        tendo__fold_pair(dt, op, (const char *)in + (size_t)stride * tr->size, out, n);
         return;
     }
-    if (tr->own_compute && dt != TENDO_BOOL) {
-        switch (tr->compute) {
-        case TENDO__COMPUTE_FLOAT:
-            DIRECT(float, PLAIN_ADD, PLAIN_MUL, FMAX_NAN, FMIN_NAN);
-            break;
-        case TENDO__COMPUTE_DOUBLE:
-            DIRECT(double, PLAIN_ADD, PLAIN_MUL, FMAX_NAN, FMIN_NAN);
-            break;
-        case TENDO__COMPUTE_INT64:
-            DIRECT(int64_t, WRAP_ADD, WRAP_MUL, IMAX, IMIN);
-            break;
-        case TENDO__COMPUTE_UINT64:
-            DIRECT(uint64_t, PLAIN_ADD, PLAIN_MUL, IMAX, IMIN);
-            break;
-        }
-        return;
-    }
-
 #define FIRST(at) ((const char *)in + (size_t)(at) * tr->size)
 #define NEXT(b, at) ((const char *)in + (size_t)((b) * stride + (at)) * tr->size)
-    BY_COMPUTE();
+    BY_COMPUTE(CHUNKS);
 #undef FIRST
 #undef NEXT
 }
@@ -183,7 +145,7 @@ void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *in, void *
 
 #define FIRST(at) ((const char *)inout + (size_t)(at) * tr->size)
 #define NEXT(b, at) ((void)(b), (const char *)in + (size_t)(at) * tr->size)
-    BY_COMPUTE();
+    BY_COMPUTE(CHUNKS);
 #undef FIRST
 #undef NEXT
 }
