@@ -87,7 +87,7 @@ tendo_status tendo_comm_barrier(const tendo_comm *c)
 
     if (!c)
         return tendo__fail(TENDO_ERR_INVALID_ARG, op, "c is NULL");
-    if (c->size == 1 || tendo__mpi_run(op, c->mpi, c->size, &w))
+    if (c->size == 1 || tendo__mpi_run(op, c->mpi, &w))
         return TENDO_OK;
     return tendo_error_status(tendo_last_error());
 }
@@ -299,7 +299,7 @@ static bool transport(call *k, const tendo__coll *w)
         return tendo__device_ops_of(TENDO_CUDA)->collective(k->op, k->c, k->send->storage->device, w, ts,
                                                             k->recv == k->send ? 1 : 2);
     }
-    return tendo__mpi_run(k->op, k->c->mpi, k->c->size, w);
+    return tendo__mpi_run(k->op, k->c->mpi, w);
 }
 
 /* The common part of every collective: checks, buffers, agreement and

@@ -72,7 +72,7 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
 bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
                       bool ok_here, const tendo__coll *w, bool *done);
 /* Runs w over host buffers; false with TENDO_ERR_COMM (or TENDO_ERR_OOM). */
-bool tendo__mpi_run(const char *op, struct tendo__mpi *m, int size, const tendo__coll *w);
+bool tendo__mpi_run(const char *op, struct tendo__mpi *m, const tendo__coll *w);
 /* n bytes of rank 0's buf to every rank's. */
 bool tendo__mpi_bcast_bytes(const char *op, struct tendo__mpi *m, void *buf, size_t n);
 _Noreturn void tendo__mpi_abort(struct tendo__mpi *m, int code);

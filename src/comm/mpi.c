@@ -152,6 +152,8 @@ static bool make_slots(const char *op)
     return true;
 }
 
+/* One MAX over [failed, sig, -sig]: every signature is the same when
+ * max(sig) == -max(-sig). */
 static bool agree_by_max(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
                          bool ok_here)
 {
@@ -481,8 +483,9 @@ static void *scratch(const char *op, struct tendo__mpi *m, size_t n)
     return m->scratch;
 }
 
-static bool fold_reduce(const char *op, struct tendo__mpi *m, int rank, int size, const tendo__coll *w)
+static bool fold_reduce(const char *op, struct tendo__mpi *m, const tendo__coll *w)
 {
+    int rank = m->rank, size = m->size;
     MPI_Comm comm = m->comm;
     size_t es = tendo_dtype_size(w->dtype);
     MPI_Datatype bt = bits_type(es);
@@ -530,8 +533,9 @@ static bool fold_reduce(const char *op, struct tendo__mpi *m, int rank, int size
     return ok;
 }
 
-static bool run_locked(const char *op, struct tendo__mpi *m, int rank, int size, const tendo__coll *w)
+static bool run_locked(const char *op, struct tendo__mpi *m, const tendo__coll *w)
 {
+    int size = m->size;
     MPI_Comm comm = m->comm;
     size_t es;
     MPI_Datatype nt;
@@ -562,7 +566,7 @@ static bool run_locked(const char *op, struct tendo__mpi *m, int rank, int size,
         if (nt != MPI_DATATYPE_NULL) {
             mop = native_op(w->op);
         } else if (!pairwise_exact(w->dtype, size)) {
-            return fold_reduce(op, m, rank, size, w);
+            return fold_reduce(op, m, w);
         } else {
             if (!user_pair(op, w->dtype, w->op, &nt, &mop))
                 return false;
@@ -587,8 +591,9 @@ static bool run_locked(const char *op, struct tendo__mpi *m, int rank, int size,
     return true;
 }
 
-bool tendo__mpi_run(const char *op, struct tendo__mpi *m, int size, const tendo__coll *w)
+bool tendo__mpi_run(const char *op, struct tendo__mpi *m, const tendo__coll *w)
 {
+    int size = m->size;
     bool chunked = w->kind == TENDO__COLL_ALL_REDUCE || w->kind == TENDO__COLL_BROADCAST;
     bool ok;
 
@@ -599,7 +604,7 @@ bool tendo__mpi_run(const char *op, struct tendo__mpi *m, int size, const tendo_
         !pairwise_exact(w->dtype, size))
         return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "more than 2^31 - 1 elements of a 16- or 8-bit float"), false;
     pthread_mutex_lock(&mpi_lock);
-    ok = run_locked(op, m, m->rank, size, w);
+    ok = run_locked(op, m, w);
     pthread_mutex_unlock(&mpi_lock);
     return ok;
 }
@@ -636,9 +641,9 @@ bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, 
     return ok_here;
 }
 
-bool tendo__mpi_run(const char *op, struct tendo__mpi *m, int size, const tendo__coll *w)
+bool tendo__mpi_run(const char *op, struct tendo__mpi *m, const tendo__coll *w)
 {
-    (void)m, (void)size, (void)w;
+    (void)m, (void)w;
     return tendo__fail(TENDO_ERR_COMM, op, "this build has no MPI"), false;
 }
 
