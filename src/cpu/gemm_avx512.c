@@ -370,9 +370,10 @@ typedef void (*kernel_fn)(int64_t, const uint32_t *, const uint32_t *, float *, 
                           float);
 static kernel_fn kernel_for(tendo__pgemm_kind kind, int64_t mr)
 {
-    if (kind == TENDO__PGEMM_BF16)
-        return mr <= MR_SHORT ? kernel_bf16_short : kernel_bf16;
-    return mr <= MR_SHORT ? kernel_f32_short : kernel_f32;
+    static const kernel_fn fns[][2] = {[TENDO__PGEMM_BF16] = {kernel_bf16, kernel_bf16_short},
+                                       [TENDO__PGEMM_F32] = {kernel_f32, kernel_f32_short},
+                                       [TENDO__PGEMM_F16] = {kernel_f32, kernel_f32_short}};
+    return fns[kind][mr <= MR_SHORT];
 }
 
 /* The direct kernels: B from its dense rows, the packed sliver written to
@@ -396,11 +397,10 @@ typedef void (*kernel_rows_fn)(int64_t, const uint32_t *, uint32_t *, const char
                                int64_t, int64_t, int64_t, float, float);
 static kernel_rows_fn kernel_rows_for(tendo__pgemm_kind kind, int64_t mr)
 {
-    bool s = mr <= MR_SHORT;
-    if (kind == TENDO__PGEMM_BF16)
-        return s ? kernel_rows_bf16_short : kernel_rows_bf16;
-    return kind == TENDO__PGEMM_F32 ? (s ? kernel_rows_f32_short : kernel_rows_f32)
-                                    : (s ? kernel_rows_f16_short : kernel_rows_f16);
+    static const kernel_rows_fn fns[][2] = {[TENDO__PGEMM_BF16] = {kernel_rows_bf16, kernel_rows_bf16_short},
+                                            [TENDO__PGEMM_F32] = {kernel_rows_f32, kernel_rows_f32_short},
+                                            [TENDO__PGEMM_F16] = {kernel_rows_f16, kernel_rows_f16_short}};
+    return fns[kind][mr <= MR_SHORT];
 }
 #endif
 
