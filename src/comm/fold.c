@@ -115,12 +115,10 @@ void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int
         BY_COMPUTE(DIRECT);
         return;
     }
-    /* two blocks: block 0 into out, then fold_pair's pair (its one-pass
-     * sum of a narrow float), in the same order */
-    if (nb == 2 && avg_div == 2) {
-        if (out != in)
-            memmove(out, in, (size_t)n * tr->size);
-        tendo__fold_pair(dt, op, (const char *)in + (size_t)stride * tr->size, out, n);
+    /* two blocks of a narrow float summed or averaged: one pass, block 0
+     * the first operand */
+    if (nb == 2 && avg_div == 2 && tr->add_pairs && (op == TENDO_REDUCE_SUM || op == TENDO_REDUCE_AVG)) {
+        tr->add_pairs(in, (const char *)in + (size_t)stride * tr->size, out, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
         return;
     }
 #define FIRST(at) ((const char *)in + (size_t)(at) * tr->size)
@@ -137,9 +135,9 @@ void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *in, void *
     int nb = 2, div = 2; /* AVG: the mean of the two */
 
     /* a sum or mean of a narrow float in one pass, where its dtype has one:
-     * the same bits as the chunks below ((y + x) * 0.5 is (y + x) / 2) */
+     * the same bits as the chunks below ((a + b) * 0.5 is (a + b) / 2) */
     if (tr->add_pairs && (op == TENDO_REDUCE_SUM || op == TENDO_REDUCE_AVG)) {
-        tr->add_pairs(in, inout, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
+        tr->add_pairs(inout, in, inout, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
         return;
     }
 

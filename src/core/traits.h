@@ -36,10 +36,11 @@ typedef struct tendo__traits {
      * elements apart.  x and y may be the same memory when stride is 1 and
      * the sizes are equal. */
     void (*narrow)(const void *x, void *y, int64_t stride, int64_t n);
-    /* For a dtype that computes in float, or NULL: y[i] = (y[i] + x[i]) *
-     * scale for n dense elements, in float and rounded once, in one pass
-     * (what widen, an add and narrow give, without the float buffers). */
-    void (*add_pairs)(const void *x, void *y, int64_t n, float scale);
+    /* For a dtype that computes in float, or NULL: out[i] = (a[i] + b[i])
+     * * scale for n dense elements, a the first operand, in float and
+     * rounded once, in one pass (what widen, an add and narrow give,
+     * without the float buffers); out may be a or b. */
+    void (*add_pairs)(const void *a, const void *b, void *out, int64_t n, float scale);
 } tendo__traits;
 
 /* The table entry of a dtype this build has (never NULL for one). */

@@ -5,8 +5,9 @@
  * overflow to infinity, gradual underflow, quiet NaN keeping sign and top
  * payload bits.  On x86 the bulk converters use F16C for f16 and AVX2
  * integer arithmetic for bf16 when the CPU has both, or the same at 16
- * lanes with AVX-512; they give the same bits as the scalar code, which
- * also handles the tails.
+ * lanes with AVX-512, and AVX512_BF16's vcvtneps2bf16 for f32 -> bf16 where
+ * it rounds as they do (everywhere but subnormals); they give the same bits
+ * as the scalar code, which also handles the tails.
  */
 #include "cpu/half.h"
 
@@ -217,6 +218,29 @@ TENDO__AVX512 static inline __m512i bf16_round16(__m512i x)
     return _mm512_mask_or_epi32(rounded, nan, top, _mm512_set1_epi32(0x0040));
 }
 
+/* ---- x86: AVX512_BF16's conversion, where it gives the same bits ---------- */
+
+#define TENDO__AVX512BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+
+/* Whether v holds a subnormal: vcvtneps2bf16 rounds every other float
+ * exactly as bf16_round16 does (NaN quieted the same way; checked over all
+ * 2^32 patterns on Zen 4, and as Intel's pseudocode reads), but flushes
+ * subnormals to zero, so a vector with one takes bf16_round16. */
+TENDO__AVX512BF16 static inline bool has_subnormal(__m512 v) { return _mm512_fpclass_ps_mask(v, 0x20) != 0; }
+
+/* f32 -> bf16, 16 at a time; returns how many. */
+TENDO__AVX512BF16 static int64_t f32_to_bf16_avx512bf16(const float *src, uint16_t *dst, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(src + i);
+        __m256i r = has_subnormal(v) ? _mm512_cvtepi32_epi16(bf16_round16(_mm512_castps_si512(v)))
+                                     : (__m256i)_mm512_cvtneps_pbh(v);
+        _mm256_storeu_si256((__m256i *)(dst + i), r);
+    }
+    return i;
+}
+
 /* f32 -> bf16, 16 at a time (vpmovdw packs the rounded halves); returns
  * how many. */
 TENDO__AVX512 static int64_t f32_to_bf16_avx512(const float *src, uint16_t *dst, int64_t n)
@@ -240,61 +264,104 @@ TENDO__AVX512 static int64_t bf16_to_f32_avx512(const uint16_t *src, float *dst,
 
 /* ---- x86: pairs added and rounded in one pass (tendo__<T>_add_n) -------- */
 
-/* y = (y + x) * scale, 32 at a time; returns how many.  Each 32-bit lane
- * holds two bf16: the even one widens by a shift, the odd one by masking
- * off the even, and the two rounded halves go back into the lane, with no
- * shuffle across lanes (vpmovzxwd and vpmovdw cost twice as much here). */
-TENDO__AVX512 static int64_t bf16_add_avx512(const uint16_t *x, uint16_t *y, int64_t n, float scale)
+/* The sums (a[k] + b[k]) * scale of 32 bf16 pairs, in float, as two
+ * halves: each 32-bit lane holds two bf16, the even one widened by a
+ * shift, the odd one by masking off the even, with no shuffle across lanes
+ * (vpmovzxwd and vpmovdw cost twice as much here).  A scale of 1 is not
+ * multiplied (x * 1 is x: the same bits). */
+TENDO__AVX512 static inline void bf16_sums32(const uint16_t *a, const uint16_t *b, __m512 scale, bool times,
+                                             __m512 *even, __m512 *odd)
+{
+    const __m512i high = _mm512_set1_epi32((int)0xffff0000u);
+    __m512i x = _mm512_loadu_si512((const void *)a), y = _mm512_loadu_si512((const void *)b);
+
+    *even = _mm512_add_ps(_mm512_castsi512_ps(_mm512_slli_epi32(x, 16)), _mm512_castsi512_ps(_mm512_slli_epi32(y, 16)));
+    *odd = _mm512_add_ps(_mm512_castsi512_ps(_mm512_and_si512(x, high)), _mm512_castsi512_ps(_mm512_and_si512(y, high)));
+    if (times) {
+        *even = _mm512_mul_ps(*even, scale);
+        *odd = _mm512_mul_ps(*odd, scale);
+    }
+}
+
+/* bf16_sums32's halves rounded (bf16_round16) and put back in their lanes. */
+TENDO__AVX512 static inline __m512i bf16_join_rounded(__m512 even, __m512 odd)
+{
+    return _mm512_or_si512(bf16_round16(_mm512_castps_si512(even)),
+                           _mm512_slli_epi32(bf16_round16(_mm512_castps_si512(odd)), 16));
+}
+
+/* out = (a + b) * scale, 32 at a time; returns how many. */
+TENDO__AVX512 static int64_t bf16_add_avx512(const uint16_t *a, const uint16_t *b, uint16_t *out, int64_t n,
+                                             float scale)
 {
     const __m512 s = _mm512_set1_ps(scale);
-    const __m512i odd = _mm512_set1_epi32((int)0xffff0000u);
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        __m512i a = _mm512_loadu_si512((const void *)(x + i)), b = _mm512_loadu_si512((const void *)(y + i));
-        __m512 even_sum = _mm512_add_ps(_mm512_castsi512_ps(_mm512_slli_epi32(b, 16)),
-                                        _mm512_castsi512_ps(_mm512_slli_epi32(a, 16)));
-        __m512 odd_sum = _mm512_add_ps(_mm512_castsi512_ps(_mm512_and_si512(b, odd)),
-                                       _mm512_castsi512_ps(_mm512_and_si512(a, odd)));
-        __m512i e = bf16_round16(_mm512_castps_si512(_mm512_mul_ps(even_sum, s)));
-        __m512i o = bf16_round16(_mm512_castps_si512(_mm512_mul_ps(odd_sum, s)));
-        _mm512_storeu_si512((void *)(y + i), _mm512_or_si512(e, _mm512_slli_epi32(o, 16)));
+        __m512 even, odd;
+        bf16_sums32(a + i, b + i, s, scale != 1.0f, &even, &odd);
+        _mm512_storeu_si512((void *)(out + i), bf16_join_rounded(even, odd));
     }
     return i;
 }
 
-TENDO__AVX512 static int64_t f16_add_avx512(const uint16_t *x, uint16_t *y, int64_t n, float scale)
+/* As bf16_add_avx512, the halves rounded by vcvtne2ps2bf16 (which lays
+ * them end to end: vpermw interleaves them again) where none is
+ * subnormal. */
+TENDO__AVX512BF16 static int64_t bf16_add_avx512bf16(const uint16_t *a, const uint16_t *b, uint16_t *out, int64_t n,
+                                                     float scale)
+{
+    const __m512 s = _mm512_set1_ps(scale);
+    const __m512i weave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                           21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const bool times = scale != 1.0f;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m512 even, odd;
+        __m512i r;
+        bf16_sums32(a + i, b + i, s, times, &even, &odd);
+        if (has_subnormal(even) || has_subnormal(odd))
+            r = bf16_join_rounded(even, odd);
+        else
+            r = _mm512_permutexvar_epi16(weave, (__m512i)_mm512_cvtne2ps_pbh(odd, even));
+        _mm512_storeu_si512((void *)(out + i), r);
+    }
+    return i;
+}
+
+TENDO__AVX512 static int64_t f16_add_avx512(const uint16_t *a, const uint16_t *b, uint16_t *out, int64_t n,
+                                            float scale)
 {
     const __m512 s = _mm512_set1_ps(scale);
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m512 a = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(y + i)));
-        __m512 b = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(x + i)));
-        __m512 r = _mm512_mul_ps(_mm512_add_ps(a, b), s);
-        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        __m512 x = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(a + i)));
+        __m512 y = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(b + i)));
+        __m512 r = _mm512_mul_ps(_mm512_add_ps(x, y), s);
+        _mm256_storeu_si256((__m256i *)(out + i), _mm512_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
     return i;
 }
 
-TENDO__AVX2 static int64_t bf16_add_avx2(const uint16_t *x, uint16_t *y, int64_t n, float scale)
+TENDO__AVX2 static int64_t bf16_add_avx2(const uint16_t *a, const uint16_t *b, uint16_t *out, int64_t n, float scale)
 {
     const __m256 s = _mm256_set1_ps(scale);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __m256 sum = _mm256_mul_ps(_mm256_add_ps(bf16_load8(y + i), bf16_load8(x + i)), s);
-        _mm_storeu_si128((__m128i *)(y + i), bf16_pack8(bf16_round8(_mm256_castps_si256(sum))));
+        __m256 sum = _mm256_mul_ps(_mm256_add_ps(bf16_load8(a + i), bf16_load8(b + i)), s);
+        _mm_storeu_si128((__m128i *)(out + i), bf16_pack8(bf16_round8(_mm256_castps_si256(sum))));
     }
     return i;
 }
 
-TENDO__AVX2 static int64_t f16_add_avx2(const uint16_t *x, uint16_t *y, int64_t n, float scale)
+TENDO__AVX2 static int64_t f16_add_avx2(const uint16_t *a, const uint16_t *b, uint16_t *out, int64_t n, float scale)
 {
     const __m256 s = _mm256_set1_ps(scale);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __m256 a = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i)));
-        __m256 b = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
-        __m256 r = _mm256_mul_ps(_mm256_add_ps(a, b), s);
-        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
+        __m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
+        __m256 y = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i)));
+        __m256 r = _mm256_mul_ps(_mm256_add_ps(x, y), s);
+        _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT));
     }
     return i;
 }
@@ -308,6 +375,8 @@ static int use_avx2(void) { return tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_F
 /* True when they should take the AVX-512 ones (then the AVX2 ones finish
  * a tail of 8 or more). */
 static int use_avx512(void) { return tendo__cpu_has(TENDO__CPU_AVX512); }
+/* True when the bf16 ones should take AVX512_BF16's conversion. */
+static int use_avx512bf16(void) { return tendo__cpu_has(TENDO__CPU_AVX512 | TENDO__CPU_AVX512BF16); }
 #endif /* TENDO__HALF_X86 */
 
 /* ---- bulk converters ----------------------------------------------------- */
@@ -345,7 +414,9 @@ void tendo__f32_to_bf16_n(const float *src, uint16_t *dst, int64_t n)
 {
     int64_t i = 0;
 #if TENDO__HALF_X86
-    if (n >= 16 && use_avx512())
+    if (n >= 16 && use_avx512bf16())
+        i = f32_to_bf16_avx512bf16(src, dst, n);
+    else if (n >= 16 && use_avx512())
         i = f32_to_bf16_avx512(src, dst, n);
     if (n - i >= 8 && use_avx2())
         i += f32_to_bf16_avx2(src + i, dst + i, n - i);
@@ -368,25 +439,37 @@ void tendo__bf16_to_f32_n(const uint16_t *src, float *dst, int64_t n)
         dst[i] = tendo__bf16_bits_to_f32(src[i]);
 }
 
-/* tendo__<T>_add_n (half.h): y[i] = (y[i] + x[i]) * scale, computed in
- * float and rounded once, the vector loops first and the scalar tail. */
+/* tendo__<T>_add_n (half.h): out[i] = (a[i] + b[i]) * scale, computed in
+ * float and rounded once, the vector loops first (T_add_vector: how many
+ * they did) and the scalar tail. */
 #if TENDO__HALF_X86
-#define TENDO__ADD_N_VECTOR(T)                                                                     \
-    if (use_avx512())                                                                              \
-        i = T##_add_avx512(x, y, n, scale);                                                        \
-    if (n - i >= 8 && use_avx2())                                                                  \
-        i += T##_add_avx2(x + i, y + i, n - i, scale);
+static int64_t f16_add_vector(const uint16_t *a, const uint16_t *b, uint16_t *out, int64_t n, float scale)
+{
+    int64_t i = use_avx512() ? f16_add_avx512(a, b, out, n, scale) : 0;
+    if (n - i >= 8 && use_avx2())
+        i += f16_add_avx2(a + i, b + i, out + i, n - i, scale);
+    return i;
+}
+
+static int64_t bf16_add_vector(const uint16_t *a, const uint16_t *b, uint16_t *out, int64_t n, float scale)
+{
+    int64_t i = use_avx512bf16() ? bf16_add_avx512bf16(a, b, out, n, scale)
+                : use_avx512()   ? bf16_add_avx512(a, b, out, n, scale)
+                                 : 0;
+    if (n - i >= 8 && use_avx2())
+        i += bf16_add_avx2(a + i, b + i, out + i, n - i, scale);
+    return i;
+}
 #else
-#define TENDO__ADD_N_VECTOR(T)
+#define f16_add_vector(a, b, out, n, scale) 0
+#define bf16_add_vector(a, b, out, n, scale) 0
 #endif
 #define TENDO__ADD_N(T)                                                                            \
-    void tendo__##T##_add_n(const uint16_t *x, uint16_t *y, int64_t n, float scale)                \
+    void tendo__##T##_add_n(const uint16_t *a, const uint16_t *b, uint16_t *out, int64_t n, float scale) \
     {                                                                                              \
-        int64_t i = 0;                                                                             \
-        TENDO__ADD_N_VECTOR(T)                                                                     \
-        for (; i < n; i++) {                                                                       \
-            float sum = tendo__##T##_bits_to_f32(y[i]) + tendo__##T##_bits_to_f32(x[i]);             \
-            y[i] = tendo__f32_to_##T##_bits(sum * scale);                                          \
+        for (int64_t i = T##_add_vector(a, b, out, n, scale); i < n; i++) {                        \
+            float sum = tendo__##T##_bits_to_f32(a[i]) + tendo__##T##_bits_to_f32(b[i]);             \
+            out[i] = tendo__f32_to_##T##_bits(sum * scale);                                        \
         }                                                                                          \
     }
 

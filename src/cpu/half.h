@@ -101,10 +101,11 @@ void tendo__f32_to_f16_n(const float *src, uint16_t *dst, int64_t n);
 void tendo__f16_to_f32_n(const uint16_t *src, float *dst, int64_t n);
 void tendo__f32_to_bf16_n(const float *src, uint16_t *dst, int64_t n);
 void tendo__bf16_to_f32_n(const uint16_t *src, float *dst, int64_t n);
-/* y[i] = (y[i] + x[i]) * scale for n dense elements, computed in float and
- * rounded once (scale 1: a sum; 0.5: the mean of two). */
-void tendo__f16_add_n(const uint16_t *x, uint16_t *y, int64_t n, float scale);
-void tendo__bf16_add_n(const uint16_t *x, uint16_t *y, int64_t n, float scale);
+/* out[i] = (a[i] + b[i]) * scale for n dense elements, computed in float
+ * and rounded once (scale 1: a sum; 0.5: the mean of two); out may be a or
+ * b.  a is the first operand: of two NaNs, its payload is kept. */
+void tendo__f16_add_n(const uint16_t *a, const uint16_t *b, uint16_t *out, int64_t n, float scale);
+void tendo__bf16_add_n(const uint16_t *a, const uint16_t *b, uint16_t *out, int64_t n, float scale);
 /* The same for the FP8 formats (scalar semantics in src/core/fp8.h). */
 void tendo__f32_to_f8e4m3_n(const float *src, uint8_t *dst, int64_t n);
 void tendo__f8e4m3_to_f32_n(const uint8_t *src, float *dst, int64_t n);

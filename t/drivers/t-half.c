@@ -648,13 +648,15 @@ static void test_narrow_f64(void)
 
 /* tendo__<T>_add_n, pairs added in one pass, against widen, add, narrow
  * one element at a time: random patterns (NaN, infinities and subnormals
- * among them), sums and means, every length to 40 and a long run, at any
- * offset.  A NaN result is checked to be a NaN (which operand's payload an
- * add keeps is the hardware's). */
+ * among them, so that some vectors of bf16 sums hold a subnormal and some
+ * none), sums and means, every length to 40 and a long run, at any offset,
+ * into the first operand and (offset 1) into a third buffer.  A NaN result
+ * is checked to be a NaN (which operand's payload an add keeps is the
+ * hardware's). */
 static void test_add_pairs(void)
 {
     enum { N = 70000 };
-    uint16_t *x = xmalloc(N, 2), *y0 = xmalloc(N, 2), *y = xmalloc(N, 2);
+    uint16_t *x = xmalloc(N, 2), *y0 = xmalloc(N, 2), *y = xmalloc(N, 2), *z = xmalloc(N, 2);
 
     for (int i = 0; i < N; i++) {
         x[i] = (uint16_t)rng();
@@ -668,11 +670,13 @@ static void test_add_pairs(void)
             for (int64_t len = 0; len <= 41; len++)
                 for (int64_t off = 0; off < 3; off++) {
                     int64_t n = len == 41 ? N - off : len;
+                    uint16_t *out = off == 1 ? z : y;
                     memcpy(y, y0, (size_t)N * 2);
+                    memcpy(z, y0, (size_t)N * 2);
                     if (is_bf)
-                        tendo__bf16_add_n(x + off, y + off, n, scale);
+                        tendo__bf16_add_n(y + off, x + off, out + off, n, scale);
                     else
-                        tendo__f16_add_n(x + off, y + off, n, scale);
+                        tendo__f16_add_n(y + off, x + off, out + off, n, scale);
                     runs++;
                     for (int64_t i = 0; i < N; i++) {
                         uint16_t want = y0[i];
@@ -684,18 +688,19 @@ static void test_add_pairs(void)
                             float r = (a + b) * scale;
                             want = is_bf ? tendo_f32_to_bf16(r).bits : tendo_f32_to_f16(r).bits;
                         }
-                        if (is_nan16(want, inf) ? !is_nan16(y[i], inf) : y[i] != want) {
+                        if (is_nan16(want, inf) ? !is_nan16(out[i], inf) : out[i] != want) {
                             if (bad++ < 3)
                                 diag("%s %s: len %lld off %lld, element %lld: %04x + %04x gave %04x, wanted %04x",
                                      is_bf ? "bf16" : "f16", mean ? "mean" : "sum", (long long)n, (long long)off,
-                                     (long long)i, x[i], y0[i], y[i], want);
+                                     (long long)i, y0[i], x[i], out[i], want);
                         }
+                        bad += out != y && y[i] != y0[i]; /* the operands as they were */
                     }
                 }
             is_int(0, bad, "%s pairs %s in one pass (%lld runs of 0 to %d elements) = widen, add%s, narrow",
                    is_bf ? "bf16" : "f16", mean ? "averaged" : "added", (long long)runs, N, mean ? ", halve" : "");
         }
-    free(x), free(y0), free(y);
+    free(x), free(y0), free(y), free(z);
 }
 
 int main(void)
