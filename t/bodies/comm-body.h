@@ -206,6 +206,9 @@ static void DTFN(comm_dtype)(void)
         }
     /* large enough that the 16- and 8-bit floats take the chunked path */
     DTFN(comm_all_reduce)(tendo_cpu(), false, 97, 130);
+    /* 4 KiB: a record the agreement sends in two pieces (src/comm/mpi.c's
+     * PIECE_BYTES) */
+    DTFN(comm_all_reduce)(tendo_cpu(), false, 1, 4096 / (int64_t)sizeof(E));
     /* the most data the ranks' agreement carries (16 KiB: src/comm/mpi.c's
      * CARRY_BYTES), and one element more, which goes to MPI */
     DTFN(comm_all_reduce)(tendo_cpu(), false, 1, 16384 / (int64_t)sizeof(E));

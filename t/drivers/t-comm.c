@@ -128,19 +128,24 @@ static void test_errors(void)
                 tensor_copy_to(t, got, n) == TENDO_OK && memcmp(got, data, (size_t)n * sizeof *got) == 0;
         ok(comm_all(local), "element counts that differ: TENDO_ERR_COMM on every rank, nothing written");
 
-        /* rank 0's data small enough to go with the agreement, the others' not */
-        int64_t nbig = g_rank == 0 ? 100 : 5000;
-        tensor_f32 *big = tensor_f32_full(1, &nbig, 1.0, tendo_cpu());
-        float *back = malloc((size_t)nbig * sizeof *back);
-        st = big && back ? tensor_all_reduce(g_comm, big, TENDO_REDUCE_SUM) : TENDO_ERR_OOM;
-        local = failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "element count") &&
-                tensor_copy_to(big, back, nbig) == TENDO_OK;
-        for (int64_t i = 0; local && i < nbig; i++)
-            local = back[i] == 1;
-        free(back);
-        ok(comm_all(local), "element counts of 100 and 5000 (only the first carried by the agreement): "
-                            "TENDO_ERR_COMM on every rank, nothing written");
-        tensor_free(big);
+        /* element counts whose records differ in how they travel: carried in
+         * one message (100 f32), in two (1024, 1500: 4 and 6 KiB past the
+         * head), or not carried (5000); rank 0 has the first count */
+        static const int64_t counts[][2] = {{100, 5000}, {100, 1024}, {1024, 1500}, {1500, 5000}};
+        for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+            int64_t nbig = counts[c][g_rank == 0 ? 0 : 1];
+            tensor_f32 *big = tensor_f32_full(1, &nbig, 1.0, tendo_cpu());
+            float *back = malloc((size_t)nbig * sizeof *back);
+            st = big && back ? tensor_all_reduce(g_comm, big, TENDO_REDUCE_SUM) : TENDO_ERR_OOM;
+            local = failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "element count") &&
+                    tensor_copy_to(big, back, nbig) == TENDO_OK;
+            for (int64_t i = 0; local && i < nbig; i++)
+                local = back[i] == 1;
+            free(back);
+            ok(comm_all(local), "element counts of %lld and %lld: TENDO_ERR_COMM on every rank, nothing written",
+               (long long)counts[c][0], (long long)counts[c][1]);
+            tensor_free(big);
+        }
 
         /* rank 0 reduces f32, the others i64, of 12 elements each */
         tensor_f32 *t12 = tensor_f32_narrow(t, 0, 0, 12);
