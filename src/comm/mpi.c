@@ -206,11 +206,21 @@ static size_t record_bytes(const char *slot, int got)
     return sizeof *p + (size_t)p->bytes;
 }
 
+/* Waits for n requests whatever *rc says (nothing of the slots is left to
+ * MPI after a failure); *rc takes MPI_Waitall's result if it was
+ * MPI_SUCCESS, and st the statuses then. */
+static void wait_all(int n, MPI_Request *rq, MPI_Status *st, int *rc)
+{
+    int w = MPI_Waitall(n, rq, *rc == MPI_SUCCESS && st ? st : MPI_STATUSES_IGNORE);
+
+    if (*rc == MPI_SUCCESS)
+        *rc = w;
+}
+
 /* Sends this rank's record (its slot's first `bytes`) to every other rank
  * and receives theirs into their slots, in one message or two
- * (pieces_of); got[j] is the bytes received from rank j.  What was posted
- * is waited for even after a failure: nothing of the slots is left to
- * MPI.  Called with mpi_lock held. */
+ * (pieces_of); got[j] is the bytes received from rank j.  Called with
+ * mpi_lock held. */
 static bool exchange(const char *op, struct tendo__mpi *m, size_t bytes, int *got)
 {
     MPI_Request recv[EXCHANGE_MAX_RANKS], second[EXCHANGE_MAX_RANKS], send[2 * EXCHANGE_MAX_RANKS];
@@ -234,10 +244,7 @@ static bool exchange(const char *op, struct tendo__mpi *m, size_t bytes, int *go
                             &send[nsend])) == MPI_SUCCESS)
             nsend++;
     }
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Waitall(nrecv, recv, st);
-    else
-        MPI_Waitall(nrecv, recv, MPI_STATUSES_IGNORE);
+    wait_all(nrecv, recv, st, &rc);
     /* a first piece of PIECE_BYTES whose head announces more: its second */
     for (int i = 0; i < nrecv && rc == MPI_SUCCESS; i++) {
         char *slot = m->slots + (size_t)from[i] * SLOT_BYTES;
@@ -250,19 +257,13 @@ static bool exchange(const char *op, struct tendo__mpi *m, size_t bytes, int *go
                             &second[nsecond])) == MPI_SUCCESS)
             second_from[nsecond++] = from[i];
     }
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Waitall(nsecond, second, st);
-    else
-        MPI_Waitall(nsecond, second, MPI_STATUSES_IGNORE);
+    wait_all(nsecond, second, st, &rc);
     for (int i = 0; i < nsecond && rc == MPI_SUCCESS; i++) {
         int more = 0;
         MPI_Get_count(&st[i], MPI_BYTE, &more);
         got[second_from[i]] += more;
     }
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Waitall(nsend, send, MPI_STATUSES_IGNORE);
-    else
-        MPI_Waitall(nsend, send, MPI_STATUSES_IGNORE);
+    wait_all(nsend, send, NULL, &rc);
     return mpi_ok(op, rc, "exchanging the calls");
 }
 
