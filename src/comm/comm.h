@@ -86,9 +86,10 @@ _Noreturn void tendo__mpi_abort(struct tendo__mpi *m, int code);
 void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int64_t stride, int64_t n, void *out,
                  int avg_div);
 
-/* inout[i] = in[i] op inout[i] for i < n, in dt's compute type, rounded
- * once (AVG: the mean of the two): the body of the user-defined MPI ops. */
-void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *in, void *inout, int64_t n);
+/* out[i] = x[i] op y[i] for i < n, x the first operand, in dt's compute
+ * type, rounded once (AVG: the mean of the two); out may be x or y.  The
+ * body of the user-defined MPI ops, and tendo__fold's two blocks. */
+void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *x, const void *y, void *out, int64_t n);
 
 /* ---- comm.c: the collectives of gen/registry/comm.toml (tensor_<dt>_all_reduce, ...), op naming the entry point ---- */
 

@@ -115,10 +115,10 @@ void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int
         BY_COMPUTE(DIRECT);
         return;
     }
-    /* two blocks of a narrow float summed or averaged: one pass, block 0
+    /* two blocks: fold_pair's pair (a narrow float's one-pass sum), block 0
      * the first operand */
-    if (nb == 2 && avg_div == 2 && tr->add_pairs && (op == TENDO_REDUCE_SUM || op == TENDO_REDUCE_AVG)) {
-        tr->add_pairs(in, (const char *)in + (size_t)stride * tr->size, out, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
+    if (nb == 2 && avg_div == 2) {
+        tendo__fold_pair(dt, op, in, (const char *)in + (size_t)stride * tr->size, out, n);
         return;
     }
 #define FIRST(at) ((const char *)in + (size_t)(at) * tr->size)
@@ -128,21 +128,22 @@ void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int
 #undef NEXT
 }
 
-void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *in, void *inout, int64_t n)
+void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *x, const void *y, void *out, int64_t n)
 {
     const tendo__traits *tr = tendo__traits_of(dt);
-    void *dst = inout;
+    void *dst = out;
     int nb = 2, div = 2; /* AVG: the mean of the two */
 
     /* a sum or mean of a narrow float in one pass, where its dtype has one:
-     * the same bits as the chunks below ((a + b) * 0.5 is (a + b) / 2) */
+     * the same bits as the chunks below ((x + y) * 0.5 is (x + y) / 2) */
     if (tr->add_pairs && (op == TENDO_REDUCE_SUM || op == TENDO_REDUCE_AVG)) {
-        tr->add_pairs(inout, in, inout, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
+        tr->add_pairs(x, y, out, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
         return;
     }
 
-#define FIRST(at) ((const char *)inout + (size_t)(at) * tr->size)
-#define NEXT(b, at) ((void)(b), (const char *)in + (size_t)(at) * tr->size)
+/* each chunk of x and y is widened before its place in out is written */
+#define FIRST(at) ((const char *)x + (size_t)(at) * tr->size)
+#define NEXT(k, at) ((void)(k), (const char *)y + (size_t)(at) * tr->size)
     BY_COMPUTE(CHUNKS);
 #undef FIRST
 #undef NEXT

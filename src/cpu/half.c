@@ -295,10 +295,11 @@ TENDO__AVX512 static int64_t bf16_add_avx512(const uint16_t *a, const uint16_t *
                                              float scale)
 {
     const __m512 s = _mm512_set1_ps(scale);
+    const bool times = scale != 1.0f;
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
         __m512 even, odd;
-        bf16_sums32(a + i, b + i, s, scale != 1.0f, &even, &odd);
+        bf16_sums32(a + i, b + i, s, times, &even, &odd);
         _mm512_storeu_si512((void *)(out + i), bf16_join_rounded(even, odd));
     }
     return i;

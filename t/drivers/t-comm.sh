@@ -2,11 +2,11 @@
 # t/drivers/t-comm.sh - the collectives between processes: t/t-comm under
 # mpirun with 4 ranks (every collective, dtype and layout, on the CPU over
 # MPI and on each rank's cuda:0 over NCCL where there is one: the
-# simulated device in CI), its values again with 2 ranks and
-# TENDO_COMM_CHECK=0, its failing calls with 9 ranks (which agree another
-# way), then a job whose last rank exits in the middle
-# of a collective: mpirun must end it, with an error, rather than leave
-# the others waiting.  Each run is under `timeout`, so a hang fails here.
+# simulated device in CI), its values again with 2 ranks, with and
+# without the agreement (TENDO_COMM_CHECK=0), its failing calls with 9
+# ranks (which agree another way), then a job whose last rank exits in the
+# middle of a collective: mpirun must end it, with an error, rather than
+# leave the others waiting.  Each run is under `timeout`, so a hang fails here.
 # Skips without mpirun or in a build without MPI.
 : "${top_builddir:=.}"
 prog="$top_builddir/t/t-comm"
@@ -47,6 +47,10 @@ job() {
 values=$(grep -cE '^ok .* on (cpu|cuda:0)$' "$tmp/out")
 job "t-comm under mpirun -np 2 with TENDO_COMM_CHECK=0" "$values" \
     env TENDO_COMM_CHECK=0 $mpi -x TENDO_COMM_CHECK -np 2 "$prog"
+
+# ---- and with 2 ranks and the agreement: small all_reduces carried in the
+# records and summed as a pair (src/comm/fold.c's two blocks) ----
+job "t-comm under mpirun -np 2" "$values" $mpi -np 2 "$prog"
 
 # ---- the calls that must fail, with 9 ranks: more than agree by exchanging
 # records (src/comm/mpi.c's EXCHANGE_MAX_RANKS), so by one MPI_Allreduce ----
