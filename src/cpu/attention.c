@@ -147,7 +147,7 @@ static tendo__tensor *cpu_rope(const char *op, const tendo__tensor *x, const ten
 /* ---- attention ------------------------------------------------------------------- */
 
 /* K^T and V of one (batch, kv head) packed for tendo__pgemm_packed (f32
- * on AVX-512 CPUs): packed once per head instead of once per query block
+ * with AVX-512 or AVX2): packed once per head instead of once per query block
  * and key block, as a BLAS call would. */
 typedef struct {
     const void *kt, *v;
@@ -257,7 +257,7 @@ static bool pv_f64(const tendo__attn *a, const double *S, const double *V, const
 ATTEND_BLOCK(attend_f32, float, expf, f32)
 ATTEND_BLOCK(attend_f64, double, exp, f64)
 
-/* Packs K^T and V of every (batch, kv head) for the AVX-512 f32 kernel
+/* Packs K^T and V of every (batch, kv head) for the packed f32 GEMM
  * into one pool block (*blk), on the threads; NULL (and *blk NULL) where
  * that kernel does not run (f64, other CPUs) or on out of memory (*oom). */
 static packed_kv *pack_kv(const tendo__attn *a, const float *K, const float *V, int threads,

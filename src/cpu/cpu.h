@@ -38,15 +38,16 @@ bool tendo__cpu_has(unsigned mask);
 float tendo__best_f32(const float *v, int64_t n, bool largest, bool *nan);
 double tendo__best_f64(const double *v, int64_t n, bool largest, bool *nan);
 
-/* The packed-panel GEMMs of AVX-512 CPUs (src/cpu/gemm_avx512.c): bf16
- * operands with vdpbf16ps (AVX512_BF16), f32 operands with vfmadd
- * (AVX-512F), f16 operands widened to f32 as they are packed; all
- * accumulate in f32. */
+/* The packed-panel GEMMs (src/cpu/gemm_avx512.c): bf16 operands with
+ * vdpbf16ps (AVX512_BF16), f32 operands with vfmadd (AVX-512F, or AVX2 and
+ * FMA: src/cpu/gemm_avx2.c), f16 operands widened to f32 as they are
+ * packed (AVX-512F, or AVX2, FMA and F16C); all accumulate in f32, with
+ * the same bits on either instruction set. */
 typedef enum { TENDO__PGEMM_NONE = -1, TENDO__PGEMM_BF16, TENDO__PGEMM_F32, TENDO__PGEMM_F16 } tendo__pgemm_kind;
 /* Whether this CPU (and build) runs kind's kernel. */
 bool tendo__pgemm_available(tendo__pgemm_kind kind);
 /* The kernel that multiplies dtype t on this CPU: bf16 with AVX512_BF16,
- * f32 and f16 with AVX-512F; else TENDO__PGEMM_NONE. */
+ * f32 and f16 with AVX-512F or AVX2; else TENDO__PGEMM_NONE. */
 struct tendo__traits;
 tendo__pgemm_kind tendo__pgemm_kind_of(const struct tendo__traits *t);
 /* C (m x n, f32, row stride ldc) = alpha * A B + beta * C for A and B of
@@ -72,6 +73,13 @@ int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k,
                         int64_t rsa, int64_t csa, const void *bp, int64_t bn, int64_t s0, float beta, float *c,
                         int64_t ldc);
 
+/* For tests: avx2 != 0 makes later f32 and f16 products use the AVX2
+ * kernels even where the CPU has AVX-512 (0: the CPU chooses again), so
+ * the two sets can be compared bit for bit.  False (nothing changed) where
+ * this CPU or build has no AVX2 set.  Affects every thread: do not call it
+ * while other threads multiply. */
+bool tendo__pgemm_force_avx2(int avx2);
+
 /* C (m x n, int32, row stride ldc) = A B for int8 A and B (element
  * strides, any), every product summed exactly, wrapping modulo 2^32 as
  * int32 arithmetic does (src/cpu/gemm_i8.c): VNNI (vpdpbusd) with
@@ -91,7 +99,7 @@ bool tendo__transpose_copy(void *dst, const void *src, int64_t R, int64_t C, int
 bool tendo__cpu_matmul(const char *op, const struct tendo__tensor *a, const struct tendo__tensor *b,
                        struct tendo__tensor *out);
 /* The device table's prepack: the 2-D CPU tensor w packed as the B of the
- * AVX-512 kernel of its dtype, the panels kept with its storage
+ * packed GEMM of its dtype, the panels kept with its storage
  * (src/cpu/prepack.h); nothing where this CPU has no such kernel for the
  * dtype or multiplies it on AMX tiles.  False (TENDO_ERR_OOM) when the panels could not be allocated. */
 bool tendo__cpu_prepack(const char *op, const struct tendo__tensor *w);

@@ -1,7 +1,10 @@
-/* src/cpu/gemm_avx512.c - the packed-panel GEMMs of AVX-512 CPUs: bf16 x
- * bf16 with the dot-product instruction vdpbf16ps (AVX512_BF16), and f32 x
- * f32 with vfmadd (AVX-512F), both accumulating in f32; f16 goes through
- * the f32 kernel, widened exactly (vcvtph2ps) as it is packed.
+/* src/cpu/gemm_avx512.c - the packed-panel GEMMs: their drivers, and the
+ * kernels of AVX-512 CPUs: bf16 x bf16 with the dot-product instruction
+ * vdpbf16ps (AVX512_BF16), and f32 x f32 with vfmadd (AVX-512F), both
+ * accumulating in f32; f16 goes through the f32 kernel, widened exactly
+ * (vcvtph2ps) as it is packed.  CPUs with AVX2 but not AVX-512 multiply
+ * f32 and f16 from the same panels with src/cpu/gemm_avx2.c's kernels
+ * (the layout, and what each set provides: src/cpu/pgemm.h).
  *
  * Goto/BLIS structure, one layout for every kind.  A packed element is a
  * 32-bit word holding one k step: for f32 and f16 one f32 value; for bf16
@@ -23,7 +26,8 @@
  * Determinism: every element of C sums its k steps in increasing order in
  * blocks taken in increasing order, in whichever tile and row it sits, so
  * row blocks of any size and column blocks of whole slivers give bitwise
- * the same C as one call. */
+ * the same C as one call, on either instruction set. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,28 +37,14 @@
 #include "cpu/cpu.h"
 #include "cpu/gemm.h"
 #include "cpu/half.h"
+#include "cpu/pgemm.h"
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) &&                                  \
-    (defined(__clang__) ? __clang_major__ >= 11 : __GNUC__ >= 10)
-#define PGEMM_X86 1
+#if PGEMM_X86
 #include <immintrin.h>
 #define TARGET_512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
-#else
-#define PGEMM_X86 0
 #endif
 
-enum {
-    MR = 12,                /* rows of C per micro-kernel tile (12 x 2 accumulators) */
-    MR_SHORT = 8,           /* rows of the short tile, for a tile of at most that many rows (below) */
-    NR = TENDO__PGEMM_NR,   /* columns: two vectors of 16 */
-    WORDS = 256,            /* k steps per block: the slot of a packed A row */
-    MC = 264,               /* rows of A per packed panel (a row block of matmul.c) */
-    NC = 2048,              /* columns of B per pass over the A panel */
-    SLIVER_GROUP = 8,       /* B slivers whose rows' runs are read (or fetched) at once (256 KB) */
-};
-
-_Static_assert(MC % MR == 0 && NC % NR == 0, "panels must be whole slivers");
 /* A tile of at most MR_SHORT rows (a batch of 8, the last of 32 rows) is
  * multiplied by the short tile's kernels, not MR rows of which a third
  * are padding.  Zen 4, x 4096 x 4096 by a [k, n] weight, one thread, ms,
@@ -62,19 +52,16 @@ _Static_assert(MC % MR == 0 && NC % NR == 0, "panels must be whole slivers");
  * f16 5.0-5.8 against 3.8-4.1, f32 7.0-9.6 against 7.0-7.8; 32 rows bf16
  * 7.4-10.4 against 6.8-7.0, f32 14.1-19.7 against 12.9-17.5. */
 
-static inline int64_t imin(int64_t x, int64_t y) { return x < y ? x : y; }
-
-/* k per word: 2 for bf16 pairs, 1 for f32 and f16 (widened). */
-static inline int64_t per_word(tendo__pgemm_kind kind) { return kind == TENDO__PGEMM_BF16 ? 2 : 1; }
-
-/* Bytes per element of the operands. */
-static inline int64_t elem_size(tendo__pgemm_kind kind) { return kind == TENDO__PGEMM_F32 ? 4 : 2; }
-
 /* See cpu.h. */
 bool tendo__pgemm_available(tendo__pgemm_kind kind)
 {
-    return PGEMM_X86 && kind != TENDO__PGEMM_NONE &&
-           tendo__cpu_has(kind == TENDO__PGEMM_BF16 ? TENDO__CPU_AVX512BF16 : TENDO__CPU_AVX512);
+    if (!PGEMM_X86 || kind == TENDO__PGEMM_NONE)
+        return false;
+    if (kind == TENDO__PGEMM_BF16)
+        return tendo__cpu_has(TENDO__CPU_AVX512BF16);
+    return tendo__cpu_has(TENDO__CPU_AVX512) ||
+           (tendo__pgemm_avx2 &&
+            tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA | (kind == TENDO__PGEMM_F16 ? TENDO__CPU_F16C : 0)));
 }
 
 /* See cpu.h. */
@@ -102,25 +89,6 @@ size_t tendo__pgemm_b_bytes(tendo__pgemm_kind kind, int64_t k, int64_t n)
 }
 
 #if PGEMM_X86
-/* The 32-bit word of k step p (k p*g .. p*g+g-1) of row r of a strided
- * operand (element strides rs, cs), zero past rows x cols. */
-static inline uint32_t at(tendo__pgemm_kind kind, const void *x, int64_t rs, int64_t cs, int64_t r, int64_t p,
-                          int64_t rows, int64_t cols)
-{
-    if (kind != TENDO__PGEMM_BF16) {
-        float v = !(r < rows && p < cols)      ? 0.0f
-                  : kind == TENDO__PGEMM_F32 ? ((const float *)x)[r * rs + p * cs]
-                                             : tendo__f16_bits_to_f32(((const uint16_t *)x)[r * rs + p * cs]);
-        uint32_t w;
-        memcpy(&w, &v, sizeof w);
-        return w;
-    }
-    const uint16_t *h = x;
-    uint32_t lo = r < rows && 2 * p < cols ? h[r * rs + 2 * p * cs] : 0;
-    uint32_t hi = r < rows && 2 * p + 1 < cols ? h[r * rs + (2 * p + 1) * cs] : 0;
-    return lo | hi << 16;
-}
-
 /* 16 words from p: 64 bytes as they are (f32, bf16 pairs), or 16 f16
  * widened to f32. */
 TARGET_512 static inline __m512i load16(tendo__pgemm_kind kind, const char *p)
@@ -130,21 +98,14 @@ TARGET_512 static inline __m512i load16(tendo__pgemm_kind kind, const char *p)
     return _mm512_loadu_si512((const void *)p);
 }
 
-/* As load16, the first `keep` words only (the rest zero). */
-TARGET_512 static inline __m512i load16_masked(tendo__pgemm_kind kind, const char *p, __mmask16 keep)
-{
-    if (kind == TENDO__PGEMM_F16)
-        return _mm512_castps_si512(_mm512_cvtph_ps(_mm256_maskz_loadu_epi16(keep, p)));
-    return _mm512_maskz_loadu_epi32(keep, p);
-}
-
 /* Packs rows i0..i0+mc of A (m rows, element strides rs, cs), the words
- * of k from p0 on for kc k, into MR-row slivers,
- * each row a slot of WORDS words: sliver t at dst + t*MR*WORDS, word
- * [r*WORDS + q] is k step q of row r.  Rows past the panel and the k past
- * its end are zero. */
-TARGET_512 static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs, int64_t cs, int64_t m, int64_t i0,
-                              int64_t mc, int64_t p0, int64_t kc, uint32_t *restrict dst)
+ * of k from p0 on for kc k, into MR-row slivers, each row a slot of WORDS
+ * words: sliver t at dst + t*MR*WORDS, word [r*WORDS + q] is k step q of
+ * row r.  Rows past the panel are zero.  For either set: a dense row is
+ * copied (f32 values, bf16 pairs) or widened (f16) by routines that
+ * dispatch themselves. */
+static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs, int64_t cs, int64_t m, int64_t i0, int64_t mc,
+                   int64_t p0, int64_t kc, uint32_t *restrict dst)
 {
     int64_t g = per_word(kind), words = (kc + g - 1) / g, esize = elem_size(kind);
 
@@ -152,17 +113,16 @@ TARGET_512 static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs,
         for (int64_t r = 0; r < MR; r++) {
             int64_t i = i0 + t + r;
             uint32_t *w = dst + r * WORDS;
+            const char *row = (const char *)a + (i * rs + p0) * esize;
             if (t + r >= mc)
                 memset(w, 0, (size_t)words * sizeof *w);
-            else if (cs == 1 && kc % g == 0) { /* k dense: the words are the row's as they are */
-                const char *row = (const char *)a + (i * rs + p0) * esize;
-                for (int64_t q = 0; q < words; q += 16) { /* the slot is 64-byte aligned */
-                    __mmask16 keep = words - q >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (words - q)) - 1);
-                    _mm512_mask_store_epi32(w + q, keep, load16_masked(kind, row + g * esize * q, keep));
-                }
-            } else
+            else if (cs == 1 && kc % g == 0 && kind == TENDO__PGEMM_F16) /* k dense */
+                tendo__f16_to_f32_n((const uint16_t *)(const void *)row, (float *)(void *)w, words);
+            else if (cs == 1 && kc % g == 0) /* the words are the row's as they are */
+                memcpy(w, row, (size_t)words * sizeof *w);
+            else
                 for (int64_t q = 0; q < words; q++)
-                    w[q] = at(kind, (const char *)a + p0 * cs * esize, rs, cs, i, q, m, kc);
+                    w[q] = pgemm_word(kind, (const char *)a + p0 * cs * esize, rs, cs, i, q, m, kc);
         }
 }
 
@@ -186,16 +146,13 @@ TARGET_512 static inline void pack_b_word(tendo__pgemm_kind kind, const char *ro
         _mm512_store_si512(dst + h, b_words(kind, row, rs, h));
 }
 
-/* One B sliver: columns j0..j0+NR, words k steps from k kk0 on (k rows in
- * all, n columns): word [q*NR + c] is k step q of column j0 + c, zero past
- * k or n; words before q0 are packed already (pack_b_slivers packs the
- * dense rows of B, cs 1: a weight used as is, V).  Columns of B dense (rs
- * 1: a transposed Linear weight, K^T) hold each column's words in order,
- * so the sliver is their transposed copy (tendo__transpose_copy, of the
- * words, or of the f16 values then widened); the rest goes word by word. */
-TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int64_t rs, int64_t cs, int64_t k,
-                                     int64_t n, int64_t kk0, int64_t words, int64_t j0, int64_t q0,
-                                     uint32_t *restrict dst)
+/* See pgemm.h.  Word [q*NR + c] is k step q of column j0 + c; words
+ * before q0 come from a set's pack_b_slivers (the dense rows of B, cs 1: a
+ * weight used as is, V).  Columns of B dense (rs 1) hold each column's
+ * words in order, so the sliver is their transposed copy (of the words, or
+ * of the f16 values then widened). */
+void tendo__pgemm_pack_b_sliver(tendo__pgemm_kind kind, const void *b, int64_t rs, int64_t cs, int64_t k, int64_t n,
+                                int64_t kk0, int64_t words, int64_t j0, int64_t q0, uint32_t *restrict dst)
 {
     int64_t g = per_word(kind), esize = elem_size(kind), q = q0;
     int64_t dense = j0 + NR <= n ? imin(words, (k - kk0) / g) : 0; /* words whose k all exist */
@@ -231,7 +188,7 @@ TARGET_512 static void pack_b_sliver(tendo__pgemm_kind kind, const void *b, int6
     }
     for (; q < words; q++)
         for (int64_t c = 0; c < NR; c++)
-            dst[q * NR + c] = at(kind, base + kk0 * rs * esize, cs, rs, j0 + c, q, n, k - kk0);
+            dst[q * NR + c] = pgemm_word(kind, base + kk0 * rs * esize, cs, rs, j0 + c, q, n, k - kk0);
 }
 
 /* Slivers s0..s1 of the k block from kk0 (words words), each as
@@ -261,12 +218,9 @@ TARGET_512 static void pack_b_slivers(tendo__pgemm_kind kind, const void *b, int
         }
     }
     for (int64_t s = s0; s < s1; s++)
-        pack_b_sliver(kind, b, rs, cs, k, n, kk0, words, s * NR, s < full ? dense : 0, dst + (s - s0) * words * NR);
+        tendo__pgemm_pack_b_sliver(kind, b, rs, cs, k, n, kk0, words, s * NR, s < full ? dense : 0,
+                                   dst + (s - s0) * words * NR);
 }
-
-/* Words a row sliver of B is fetched ahead of the kernel reading it
- * (kernel_rows_*): 8, 16 and 32 were within noise of each other. */
-#define ROWS_AHEAD 16
 
 /* The tile x NR tile at c (row stride ldc, mr x nr of it valid; tile is
  * MR, or MR_SHORT for a tile of at most that many rows, which then
@@ -280,7 +234,7 @@ TARGET_512 static void pack_b_slivers(tendo__pgemm_kind kind, const void *b, int
  * each caller, so each gets its loop. */
 __attribute__((always_inline)) TARGET_BF16 static inline void
 kernel_body(tendo__pgemm_kind kind, int tile, bool direct, int64_t words, const uint32_t *a, const uint32_t *b,
-            uint32_t *keep, const char *rows, int64_t rs, int64_t run, float *c, int64_t ldc, int64_t mr, int64_t nr,
+            uint32_t *keep, const char *rows, int64_t rs, float *c, int64_t ldc, int64_t mr, int64_t nr,
             float alpha, float beta)
 {
     __m512 acc[MR][2]; /* fully unrolled below, so it lives in 24 registers */
@@ -293,18 +247,20 @@ kernel_body(tendo__pgemm_kind kind, int tile, bool direct, int64_t words, const 
         __m512i b0, b1;
         if (direct) { /* the rows are far apart: no hardware prefetcher follows them */
             const char *row = rows + q * step, *ahead = row + ROWS_AHEAD * step;
-            for (int64_t p = 0; p < per_word(kind); p++) {
-                int64_t off = 0;
-                for (; off < NR * elem_size(kind); off += 64)
+            for (int64_t p = 0; p < per_word(kind); p++)
+                for (int64_t off = 0; off < NR * elem_size(kind); off += 64) {
                     _mm_prefetch(ahead + p * rs * elem_size(kind) + off, _MM_HINT_T0);
-                for (; off < run; off += 64)
-                    _mm_prefetch(ahead + p * rs * elem_size(kind) + off, _MM_HINT_T1);
-            }
+                    /* the next sliver's lines, into L2 */
+                    _mm_prefetch(ahead + p * rs * elem_size(kind) + NR * elem_size(kind) + off, _MM_HINT_T1);
+                }
             b0 = b_words(kind, row, rs, 0);
             b1 = b_words(kind, row, rs, 16);
             _mm512_store_si512(keep + q * NR, b0);
             _mm512_store_si512(keep + q * NR + 16, b1);
         } else {
+            if (rows) /* the next packed sliver (pf), into L2 */
+                for (int64_t off = 0; off < NR * 4; off += 64)
+                    _mm_prefetch(rows + q * NR * 4 + off, _MM_HINT_T1);
             b0 = _mm512_load_si512(b + q * NR);
             b1 = _mm512_load_si512(b + q * NR + 16);
         }
@@ -352,10 +308,10 @@ kernel_body(tendo__pgemm_kind kind, int tile, bool direct, int64_t words, const 
 
 /* The micro-kernels of B's packed slivers, by kind and tile. */
 #define KERNEL(name, kind, tile)                                                                                     \
-    TARGET_BF16 static void kernel_##name(int64_t words, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, \
-                                          int64_t mr, int64_t nr, float alpha, float beta)                            \
+    TARGET_BF16 static void kernel_##name(int64_t words, const uint32_t *a, const uint32_t *b, const uint32_t *pf,  \
+                                          float *c, int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta)     \
     {                                                                                                                \
-        kernel_body(kind, tile, false, words, a, b, NULL, NULL, 0, 0, c, ldc, mr, nr, alpha, beta);                  \
+        kernel_body(kind, tile, false, words, a, b, NULL, (const char *)pf, 0, c, ldc, mr, nr, alpha, beta);         \
     }
 KERNEL(bf16, TENDO__PGEMM_BF16, MR)
 KERNEL(bf16_short, TENDO__PGEMM_BF16, MR_SHORT)
@@ -366,11 +322,9 @@ KERNEL(f32_short, TENDO__PGEMM_F32, MR_SHORT)
 #undef KERNEL
 
 /* The micro-kernel of kind (f16's panels hold f32) for a tile of mr rows. */
-typedef void (*kernel_fn)(int64_t, const uint32_t *, const uint32_t *, float *, int64_t, int64_t, int64_t, float,
-                          float);
-static kernel_fn kernel_for(tendo__pgemm_kind kind, int64_t mr)
+static tendo__pgemm_kernel kernel_for(tendo__pgemm_kind kind, int64_t mr)
 {
-    static const kernel_fn fns[][2] = {[TENDO__PGEMM_BF16] = {kernel_bf16, kernel_bf16_short},
+    static const tendo__pgemm_kernel fns[][2] = {[TENDO__PGEMM_BF16] = {kernel_bf16, kernel_bf16_short},
                                        [TENDO__PGEMM_F32] = {kernel_f32, kernel_f32_short},
                                        [TENDO__PGEMM_F16] = {kernel_f32, kernel_f32_short}};
     return fns[kind][mr <= MR_SHORT];
@@ -380,10 +334,10 @@ static kernel_fn kernel_for(tendo__pgemm_kind kind, int64_t mr)
  * keep on the way (kernel_body). */
 #define KERNEL_ROWS(name, kind, tile)                                                                                \
     TARGET_BF16 static void kernel_rows_##name(int64_t words, const uint32_t *a, uint32_t *keep, const char *rows,   \
-                                               int64_t rs, int64_t run, float *c, int64_t ldc, int64_t mr,          \
-                                               int64_t nr, float alpha, float beta)                                 \
+                                               int64_t rs, float *c, int64_t ldc, int64_t mr, int64_t nr,          \
+                                               float alpha, float beta)                                             \
     {                                                                                                                \
-        kernel_body(kind, tile, true, words, a, NULL, keep, rows, rs, run, c, ldc, mr, nr, alpha, beta);             \
+        kernel_body(kind, tile, true, words, a, NULL, keep, rows, rs, c, ldc, mr, nr, alpha, beta);                  \
     }
 KERNEL_ROWS(bf16, TENDO__PGEMM_BF16, MR)
 KERNEL_ROWS(bf16_short, TENDO__PGEMM_BF16, MR_SHORT)
@@ -393,29 +347,55 @@ KERNEL_ROWS(f16, TENDO__PGEMM_F16, MR)
 KERNEL_ROWS(f16_short, TENDO__PGEMM_F16, MR_SHORT)
 #undef KERNEL_ROWS
 
-typedef void (*kernel_rows_fn)(int64_t, const uint32_t *, uint32_t *, const char *, int64_t, int64_t, float *,
-                               int64_t, int64_t, int64_t, float, float);
-static kernel_rows_fn kernel_rows_for(tendo__pgemm_kind kind, int64_t mr)
+static tendo__pgemm_rows_kernel kernel_rows_for(tendo__pgemm_kind kind, int64_t mr)
 {
-    static const kernel_rows_fn fns[][2] = {[TENDO__PGEMM_BF16] = {kernel_rows_bf16, kernel_rows_bf16_short},
+    static const tendo__pgemm_rows_kernel fns[][2] = {[TENDO__PGEMM_BF16] = {kernel_rows_bf16, kernel_rows_bf16_short},
                                             [TENDO__PGEMM_F32] = {kernel_rows_f32, kernel_rows_f32_short},
                                             [TENDO__PGEMM_F16] = {kernel_rows_f16, kernel_rows_f16_short}};
     return fns[kind][mr <= MR_SHORT];
 }
+
+static const tendo__pgemm_set avx512_set = {pack_b_slivers, kernel_for, kernel_rows_for};
+
+/* Set by tendo__pgemm_force_avx2 (tests). */
+static atomic_int force_avx2;
+
+/* The set that multiplies kind on this CPU, where tendo__pgemm_available. */
+static const tendo__pgemm_set *set_of(tendo__pgemm_kind kind)
+{
+    bool avx512 = tendo__cpu_has(TENDO__CPU_AVX512) && !atomic_load_explicit(&force_avx2, memory_order_relaxed);
+
+    return kind == TENDO__PGEMM_BF16 || avx512 || !tendo__pgemm_avx2 ? &avx512_set : tendo__pgemm_avx2;
+}
 #endif
+
+/* See cpu.h. */
+bool tendo__pgemm_force_avx2(int avx2)
+{
+#if PGEMM_X86
+    if (!tendo__pgemm_avx2 || !tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA | TENDO__CPU_F16C))
+        return false;
+    atomic_store_explicit(&force_avx2, avx2 != 0, memory_order_relaxed);
+    return true;
+#else
+    (void)avx2;
+    return false;
+#endif
+}
 
 /* See cpu.h. */
 void tendo__pgemm_pack_b(tendo__pgemm_kind kind, int64_t k, int64_t n, const void *b, int64_t rsb, int64_t csb,
                          int64_t s0, int64_t s1, void *dst)
 {
 #if PGEMM_X86
+    const tendo__pgemm_set *set = set_of(kind);
     int64_t g = per_word(kind), slivers = (n + NR - 1) / NR;
 
     for (int64_t pc = 0; pc < k; pc += WORDS * g) { /* block pc: all slivers of its words, sliver after sliver */
         int64_t words = (imin(WORDS * g, k - pc) + g - 1) / g;
         uint32_t *blk = (uint32_t *)dst + pc / g * slivers * NR;
         for (int64_t s = s0; s < s1; s += SLIVER_GROUP)
-            pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s, imin(s + SLIVER_GROUP, s1), blk + s * words * NR);
+            set->pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s, imin(s + SLIVER_GROUP, s1), blk + s * words * NR);
     }
 #else
     (void)kind, (void)k, (void)n, (void)b, (void)rsb, (void)csb, (void)s0, (void)s1, (void)dst;
@@ -428,6 +408,7 @@ int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k,
                         int64_t ldc)
 {
 #if PGEMM_X86
+    const tendo__pgemm_set *set = set_of(kind);
     int64_t g = per_word(kind), slivers = (bn + NR - 1) / NR;
     struct tendo__pool_block *blk;
     uint32_t *ap;
@@ -446,10 +427,16 @@ int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k,
                 int64_t mc = imin(MC, m - ic);
                 pack_a(kind, a, rsa, csa, m, ic, mc, pc, kc, ap);
                 for (int64_t j = 0; j < nc; j += NR)
-                    for (int64_t i = 0; i < mc; i += MR)
-                        kernel_for(kind, mc - i)(words, ap + i * WORDS, bblk + (jc + j) * words,
-                                                 c + (ic + i) * ldc + jc + j, ldc, imin(MR, mc - i),
-                                                 imin(NR, nc - j), alpha, blk_beta);
+                    for (int64_t i = 0; i < mc; i += MR) {
+                        /* the first row tile fetches the next sliver: B's panels come from
+                         * memory (kept panels of a 4096 x 4096 weight, one thread, ms before
+                         * and after: 8 rows 3.4 -> 2.7, 32 rows 10.7 -> 10.0; at
+                         * TENDO_CPU=avx2 7.0 -> 4.6 and 14.1 -> 12.3) */
+                        const uint32_t *pf = i == 0 && j + NR < nc ? bblk + (jc + j + NR) * words : NULL;
+                        set->kernel_for(kind, mc - i)(words, ap + i * WORDS, bblk + (jc + j) * words, pf,
+                                                      c + (ic + i) * ldc + jc + j, ldc, imin(MR, mc - i),
+                                                      imin(NR, nc - j), alpha, blk_beta);
+                    }
             }
         }
     }
@@ -466,21 +453,26 @@ int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k,
  * before the row tiles multiply it, so that B is read from memory once and
  * its packed copy stays in cache.  A sliver of B's dense rows (a [k, n]
  * weight) whose words all exist is packed by the first row tile's kernel
- * as it multiplies (kernel_rows_*), so that reading B from memory overlaps
- * the arithmetic; the first sliver of each SLIVER_GROUP fetches the rows'
- * runs over the group, which the hardware prefetchers do not (the rows
- * are pages apart).  Zen 4, 32 x 4096 x 4096 by a [k, n] weight, one
- * thread, ms, eight slivers packed then multiplied against packed as
- * multiplied: bf16 9.3-10.8 against 7.1-7.9 (6.0 from panels packed
- * beforehand), f16 15.8-17.5 against 12.0-12.7, f32 18.6-21.1 against
- * 14.3-15.5 (a sliver's own lines only, no run: bf16 7.9-9.0, f16
- * 16.1-17.5).  The tiles, k blocks and their order are
- * tendo__pgemm_packed's, so the bits are too. */
+ * as it multiplies (the set's rows kernel), so that reading B from memory
+ * overlaps the arithmetic, and that kernel fetches the next sliver's lines
+ * into L2 (the rows are pages apart, where the hardware prefetchers do
+ * not follow).  Zen 4, 32 x 4096 x 4096 by a [k, n] weight, one thread,
+ * ms, eight slivers packed then multiplied against packed as multiplied:
+ * bf16 9.3-10.8 against 7.1-7.9 (6.0 from panels packed beforehand), f16
+ * 15.8-17.5 against 12.0-12.7, f32 18.6-21.1 against 14.3-15.5.  Fetching
+ * the next sliver's lines rather than, at the first sliver of each eight,
+ * the lines of all eight (two to four runs, ms, the eight against the
+ * next; 1 thread): f32 8 rows 5.6-6.1 against 3.5-3.6, 16 rows 8.1-8.2
+ * against 7.0-7.1, 32 rows 11.5-12.0 against 10.3-10.8; bf16 8 rows
+ * 1.9-2.2 against 1.6-1.9, 32 rows 5.4-5.6 against 5.1-5.3; f16 8 rows
+ * 2.9-3.2 against 2.5-2.6, 32 rows 10.1-10.3 against 9.7.  The tiles, k blocks
+ * and their order are tendo__pgemm_packed's, so the bits are too. */
 static int pgemm_one_panel(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, float alpha, const void *a,
                            int64_t rsa, int64_t csa, const void *b, int64_t rsb, int64_t csb, float beta, float *c,
                            int64_t ldc)
 {
 #if PGEMM_X86
+    const tendo__pgemm_set *set = set_of(kind);
     int64_t g = per_word(kind), esize = elem_size(kind), slivers = (n + NR - 1) / NR;
     struct tendo__pool_block *ablk, *bblk;
     uint32_t *ap = tendo__gemm_scratch((size_t)(MC * WORDS) * 4, &ablk), *bs;
@@ -500,17 +492,15 @@ static int pgemm_one_panel(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t
             int64_t i = 0, nr = imin(NR, n - s * NR);
             float *cs = c + s * NR;
             if (rows && nr == NR) {
-                /* the first sliver of each group fetches the rows' runs over the group */
-                int64_t run = s % SLIVER_GROUP ? 0 : (imin(s + SLIVER_GROUP, n / NR) - s) * NR * esize;
-                kernel_rows_for(kind, m)(words, ap, bs, (const char *)b + (pc * rsb + s * NR) * esize, rsb, run, cs,
-                                         ldc, imin(MR, m), NR, alpha, blk_beta);
+                set->kernel_rows_for(kind, m)(words, ap, bs, (const char *)b + (pc * rsb + s * NR) * esize, rsb, cs, ldc,
+                                              imin(MR, m), NR, alpha, blk_beta);
                 i = MR;
             } else {
-                pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s, s + 1, bs);
+                set->pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s, s + 1, bs);
             }
             for (; i < m; i += MR)
-                kernel_for(kind, m - i)(words, ap + i * WORDS, bs, cs + i * ldc, ldc, imin(MR, m - i), nr, alpha,
-                                        blk_beta);
+                set->kernel_for(kind, m - i)(words, ap + i * WORDS, bs, NULL, cs + i * ldc, ldc, imin(MR, m - i), nr,
+                                             alpha, blk_beta);
         }
     }
     tendo__gemm_scratch_free(bblk);

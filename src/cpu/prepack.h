@@ -1,4 +1,4 @@
-/* src/cpu/prepack.h - weights packed once: the AVX-512 panels of a matrix
+/* src/cpu/prepack.h - weights packed once: the packed GEMM's panels of a matrix
  * that tensor_<dt>_prepack asked to keep, held with its storage and used by
  * every product that reads the same view as B while the storage is
  * unchanged.

@@ -301,14 +301,15 @@ static const int64_t t_pp_mkn[][3] = {{4, 64, 50}, {8, 129, 37}, {24, 100, 70}, 
 #endif
 
 /* Bytes of the panels a prepack of a [k, n] weight keeps on this CPU: 0
- * where no packed kernel multiplies the dtype (bf16 on AMX tiles), else at least k*n elements
+ * where no packed kernel multiplies the dtype (bf16 without AVX512_BF16 or
+ * on AMX tiles; f32 and f16 without AVX-512 or AVX2), else at least k*n elements
  * (bf16 pairs, f16 widened to f32). */
 static int64_t DTFN(pp_least)(int64_t k, int64_t n)
 {
-    if (!t_cpu_has("avx512"))
-        return 0;
     if (!strcmp(DT_NAME, "bf16"))
         return t_cpu_has("avx512bf16") && !t_cpu_has("amxbf16") ? k * n * 2 : 0; /* AMX: tiles, no panels */
+    if (!t_cpu_has("avx512") && !(t_cpu_has("avx2") && t_cpu_has("fma") && (t_cpu_has("f16c") || !strcmp(DT_NAME, "f32"))))
+        return 0;
     return !strcmp(DT_NAME, "f32") || !strcmp(DT_NAME, "f16") ? k * n * 4 : 0;
 }
 

@@ -1,7 +1,8 @@
 /* t/drivers/t-gemm.c - tests for tendo__sgemm (src/cpu/gemm.c), and for the bf16
  * cases again through tendo__pgemm (src/cpu/gemm_avx512.c: vdpbf16ps where
- * the CPU has AVX512_BF16), and the f32 and f16 cases through its AVX-512
- * FMA kernel.
+ * the CPU has AVX512_BF16), and the f32 and f16 cases through its FMA
+ * kernels: AVX-512, and AVX2 (src/cpu/gemm_avx2.c), which must agree bit
+ * for bit.
  *
  * Every product is checked against a double-precision reference computed
  * from the same (widened) operand values, with a rigorous error bound:
@@ -260,7 +261,7 @@ static double worst_error(const mat *A, const mat *B, const cmat *c, int64_t k, 
 }
 
 /* When via_avx512[type] is set, products of that type go through the
- * AVX-512 kernel of tendo__pgemm (pgemm_kind[type]) instead. */
+ * packed kernel of tendo__pgemm (pgemm_kind[type]) instead. */
 static bool via_avx512[3];
 static const tendo__pgemm_kind pgemm_kind[3] = {TENDO__PGEMM_F32, TENDO__PGEMM_F16, TENDO__PGEMM_BF16};
 
@@ -493,13 +494,11 @@ static void test_kernel(const char *kernel)
     test_splits();
 }
 
-/* The cases of type through the AVX-512 kernel of tendo__pgemm (bf16:
- * vdpbf16ps; f32 and f16: FMA), where this CPU (as TENDO_CPU caps it) runs
- * it. */
-static void test_avx512_kernel(gtype type)
+/* The cases of type through the packed kernel of tendo__pgemm (bf16:
+ * vdpbf16ps; f32 and f16: FMA, on AVX-512 or, forced or where the CPU
+ * has no more, AVX2), where this CPU (as TENDO_CPU caps it) runs it. */
+static void test_packed_kernel(gtype type, const char *name)
 {
-    bool bf16 = type == G_BF16;
-    const char *name = bf16 ? "avx512bf16" : "avx512";
     char what[64];
 
     if (!tendo__pgemm_available(pgemm_kind[type])) {
@@ -525,6 +524,46 @@ static void test_avx512_kernel(gtype type)
     via_avx512[type] = false;
 }
 
+/* The AVX2 and AVX-512 kernels give the same bits: random shapes (one A
+ * panel and several, edges in m, n and k), layouts and scalars through
+ * tendo__pgemm on each set, where this CPU has both. */
+static void test_sets_agree(gtype type)
+{
+    static const float scalars[] = {0.0f, 1.0f, -1.0f, 2.5f, -0.75f, 0.5f};
+    int same = 0, count = 12;
+
+    if (!tendo__cpu_has(TENDO__CPU_AVX512) || !tendo__pgemm_force_avx2(0)) {
+        skip(1, "AVX2 against AVX-512 %s: this CPU (or TENDO_CPU) does not run both", type_name[type]);
+        return;
+    }
+    for (int t = 0; t < count; t++) {
+        int64_t m = t % 3 == 2 ? rnd_int(265, 400) : rnd_int(1, 40), n = rnd_int(1, 100), k = rnd_int(1, 700);
+        float alpha = scalars[rnd_int(1, 5)], beta = scalars[rnd_int(0, 5)];
+        mat A = make_mat(m, k, (layout)rnd_int(0, L_COUNT - 1), type, 1);
+        mat B = make_mat(k, n, (layout)rnd_int(0, L_COUNT - 1), type, 1);
+        cmat c512 = make_c(m, n, 1, 0), c2 = make_c(m, n, 1, 0);
+        int rc;
+        memcpy(c2.buf, c512.buf, (size_t)c512.nbuf * sizeof(float));
+        rc = tendo__pgemm(pgemm_kind[type], m, n, k, alpha, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs, B.cs,
+                          beta, c512.buf, c512.ldc);
+        tendo__pgemm_force_avx2(1);
+        rc |= tendo__pgemm(pgemm_kind[type], m, n, k, alpha, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
+                           B.cs, beta, c2.buf, c2.ldc);
+        tendo__pgemm_force_avx2(0);
+        if (rc == 0 && memcmp(c512.buf, c2.buf, (size_t)c512.nbuf * sizeof(float)) == 0)
+            same++;
+        else
+            diag("%lldx%lldx%lld alpha=%g beta=%g: rc %d or bits differ", (long long)m, (long long)n, (long long)k,
+                 (double)alpha, (double)beta, rc);
+        free_c(&c512);
+        free_c(&c2);
+        free_mat(&A);
+        free_mat(&B);
+    }
+    ok(same == count, "AVX2 and AVX-512 packed kernels give the same bits (%s, %d of %d products)", type_name[type],
+       same, count);
+}
+
 int main(void)
 {
     plan_lazy();
@@ -532,9 +571,16 @@ int main(void)
     tendo__gemm_force_portable(1);
     test_kernel("portable");
     tendo__gemm_force_portable(0);
-    test_avx512_kernel(G_BF16);
-    test_avx512_kernel(G_F32);
-    test_avx512_kernel(G_F16);
+    test_packed_kernel(G_BF16, "avx512bf16");
+    test_packed_kernel(G_F32, tendo__cpu_has(TENDO__CPU_AVX512) ? "avx512" : "avx2");
+    test_packed_kernel(G_F16, tendo__cpu_has(TENDO__CPU_AVX512) ? "avx512" : "avx2");
+    if (tendo__cpu_has(TENDO__CPU_AVX512) && tendo__pgemm_force_avx2(1)) { /* the AVX2 set here too */
+        test_packed_kernel(G_F32, "avx2");
+        test_packed_kernel(G_F16, "avx2");
+        tendo__pgemm_force_avx2(0);
+    }
+    test_sets_agree(G_F32);
+    test_sets_agree(G_F16);
     diag("largest error / bound: %g", worst_seen);
     return done_testing();
 }
