@@ -348,14 +348,13 @@ TENDO__OMP(omp for schedule(dynamic))
  * itself there. */
 #define PGEMM_MIN ((int64_t)1 << 24)
 /* Nor does it with fewer rows than this (B of other strides than the
- * skinny path takes: products of up to 6 rows by a [k, n] weight, 64 by a
- * transposed one, are its; see TENDO__SKINNY_AXPY_PGEMM_ROWS_F32), so
- * that the products the skinny path leaves go to the AVX-512 kernel (Zen
- * 4, 4096 x 4096, [k, n], one thread: 8 rows 6.8-7.4 ms against OpenBLAS's
- * 15.7-19.5; 12 rows 10.6-10.8 against 14.6-15.7 before its first row
- * tile packed B as it multiplied; 40 rows 19 against 47 as first
- * measured). */
-#define PGEMM_MIN_ROWS (TENDO__SKINNY_AXPY_PGEMM_ROWS_F32 + 1)
+ * skinny path takes: products of up to 2 rows by a [k, n] weight, more by
+ * a transposed one, are its; see TENDO__SKINNY_AXPY_PGEMM_ROWS), so that
+ * the products the skinny path leaves go to the packed kernel (Zen 4,
+ * 4096 x 4096, [k, n], one thread: 8 rows 6.8-7.4 ms against OpenBLAS's
+ * 15.7-19.5 as first measured, 3.5-3.6 since the kernel fetches the next
+ * sliver; 3 rows 3.4-3.5 against 10.0-10.1). */
+#define PGEMM_MIN_ROWS (TENDO__SKINNY_AXPY_PGEMM_ROWS + 1)
 
 /* Rows of A from which a weight's kept panels (tensor_<dt>_prepack) are
  * multiplied from rather than the weight streamed by the skinny kernels:
@@ -432,9 +431,17 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
         return -1;
     /* kept panels cost nothing to pack: the AVX-512 kernel at any size */
     c->blas = !c->skinny && !c->bpacked && use_blas(&p->A, &p->B, c->t);
+    /* small f32 products (attention's per-head ones, a decoder's rows):
+     * OpenBLAS; and where the AVX2 set would multiply, products of several
+     * row blocks, which OpenBLAS's Haswell kernels do 0-9 % faster (Zen 4
+     * at TENDO_CPU=avx2 and OPENBLAS_CORETYPE=Haswell, one thread, ms:
+     * 1024^3 20.0-20.5 against 19.9-20.1, 2048^3 167-172 against 158; one
+     * row block, 256 x 4096 x 4096, 83.8-85.8 against 81.5-86.0, and the
+     * AVX2 set faster below that: 64 rows 21.1-21.5 against 23.2) */
     if (c->pkind == TENDO__PGEMM_F32 && c->blas &&
-        (p->A.rows * p->B.cols * p->A.cols < PGEMM_MIN || p->A.rows < PGEMM_MIN_ROWS))
-        c->pkind = TENDO__PGEMM_NONE; /* small f32 products (attention's per-head ones, a decoder's rows): OpenBLAS */
+        (p->A.rows * p->B.cols * p->A.cols < PGEMM_MIN || p->A.rows < PGEMM_MIN_ROWS ||
+         (rows->count > 1 && !tendo__cpu_has(TENDO__CPU_AVX512))))
+        c->pkind = TENDO__PGEMM_NONE;
     if (c->pkind != TENDO__PGEMM_NONE)
         c->blas = false;
     /* The skinny and AVX-512 kernels give the same bits on any tiles, so

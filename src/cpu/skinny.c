@@ -275,11 +275,13 @@ bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n
         return false;
     if (kind_of(t) == SK_BF16 && amx_bf16(m, rsb == 1 || k == 1)) /* any rows: faster than packing */
         return rsb == 1 || k == 1 || csb == 1 || n == 1;
-    if (rsb == 1 || k == 1)
-        return m <= TENDO__SKINNY_DOT_ROWS;
     tendo__pgemm_kind pk = tendo__pgemm_kind_of(t);
-    if (pk != TENDO__PGEMM_NONE &&
-        m > (pk == TENDO__PGEMM_F32 ? TENDO__SKINNY_AXPY_PGEMM_ROWS_F32 : TENDO__SKINNY_AXPY_PGEMM_ROWS_16))
+    if (rsb == 1 || k == 1) {
+        if ((pk == TENDO__PGEMM_F32 || pk == TENDO__PGEMM_F16) && !tendo__cpu_has(TENDO__CPU_AVX512)) /* AVX2 set */
+            return m <= (pk == TENDO__PGEMM_F32 ? TENDO__SKINNY_DOT_ROWS_AVX2_F32 : TENDO__SKINNY_DOT_ROWS_AVX2_F16);
+        return m <= TENDO__SKINNY_DOT_ROWS;
+    }
+    if (pk != TENDO__PGEMM_NONE && m > TENDO__SKINNY_AXPY_PGEMM_ROWS)
         return false;
     return (csb == 1 || n == 1) && m <= TENDO__SKINNY_AXPY_ROWS;
 }

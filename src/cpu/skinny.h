@@ -39,24 +39,32 @@ struct tendo__traits;
  * against 531 / 577, [k, n] / [n, k]^T). */
 #define TENDO__SKINNY_AMX_MIN_DOT 4
 #define TENDO__SKINNY_AMX_MIN_AXPY 8
-/* By a [k, n] weight where the AVX-512 packed GEMM multiplies the dtype
- * (f32 and f16 with AVX-512; bf16 with AVX512_BF16, AMX aside): the
- * scaled-row kernels sweep C once per group of weight rows, and each eight
+/* By a [k, n] weight where a packed GEMM multiplies the dtype (f32 and
+ * f16 with AVX-512 or AVX2; bf16 with AVX512_BF16, AMX aside): the
+ * scaled-row kernels sweep C once per group of weight rows, and each few
  * rows of A read the weight again, while the GEMM reads the weight once,
- * its first row tile packing each sliver as it multiplies, and keeps C's
- * tile in registers.  So the GEMM takes f32 products past 6 rows, f16 and
- * bf16 past 4.  Zen 4, 4096 x 4096, one thread, two rounds, ms skinny
- * against GEMM: f32 5 rows 4.1-5.7 against 7.0-7.5, 6 rows 6.7-8.9 against
- * 6.9-7.6, 8 rows 9.9-13.7 against 6.8-7.4; f16 4 rows 4.1-4.3 against
- * 4.7-5.2, 5 rows 6.4-6.6 against 4.8-5.2, 8 rows 8.2-9.3 against 4.9-5.2;
- * bf16 4 rows 3.6-4.2 against 4.0-4.6, 5 rows 3.3-6.4 against 3.4-3.9, 8
- * rows 8.1-9.5 against 4.0-4.3.  The GEMM's 8-row tile (gemm_avx512.c)
- * leaves the limits where they are (two rounds, skinny against GEMM): bf16
- * 3 rows 2.6-2.7 against 3.2-4.1, 4 rows 3.4-4.6 against 3.9-4.2; f16 4
- * rows 3.9-4.3 against 4.1-4.9; f32 5 rows 4.5-5.8 against 7.2-8.4, 6 rows
- * 5.6-6.9 against 7.6-8.1. */
-#define TENDO__SKINNY_AXPY_PGEMM_ROWS_F32 6
-#define TENDO__SKINNY_AXPY_PGEMM_ROWS_16 4
+ * its first row tile packing each sliver as it multiplies and fetching the
+ * next, and keeps C's tile in registers.  So the GEMM takes products past
+ * 2 rows.  Zen 4, 4096 x 4096, one thread, two runs, ms skinny against
+ * GEMM: f32 2 rows 2.5-2.6 against 3.6-3.8, 3 rows 3.8 against 3.4-3.5,
+ * 4 rows 3.6-3.9 against 3.6-3.9, 6 rows 5.7-5.8 against 3.5-3.6; bf16 2
+ * rows 1.1-1.4 against 1.7-2.2, 3 rows 3.4 against 1.7; f16 2 rows 1.7
+ * against 2.5, 3 rows 2.6 against 2.5; at TENDO_CPU=avx2, f32 2 rows
+ * 2.5-2.6 against 2.6-2.8, 3 rows 3.3-3.4 against 2.7-2.8, 6 rows 4.7-4.8
+ * against 3.2-3.3; f16 5 rows 2.4 against 2.7, 6 rows 2.9 against 2.8. */
+#define TENDO__SKINNY_AXPY_PGEMM_ROWS 2
+/* By a transposed [n, k] weight where the AVX2 set multiplies (no
+ * AVX-512): the dot kernels up to these rows, the packed GEMM (each sliver
+ * transposed as it is packed) past them.  Zen 4 at TENDO_CPU=avx2, 4096 x
+ * 4096, one thread, two runs, ms skinny against GEMM: f32 20 rows 12.4
+ * against 13.3-13.6, 24 rows 14.2-14.5 against 14.0-14.1, 28 rows 16.2-16.3
+ * against 15.3, 64 rows 35.3-35.4 against 26.3-26.7; f16 (panels of f32,
+ * twice the weight's bytes) 32 rows 17.3 against 18.2, 40 rows 21.4
+ * against 20.1, 64 rows 33.9 against 27.8.  With AVX-512 the dot kernels
+ * stay faster up to TENDO__SKINNY_DOT_ROWS (f32 64 rows 24.9-25.2 against
+ * 25.8-25.9). */
+#define TENDO__SKINNY_DOT_ROWS_AVX2_F32 24
+#define TENDO__SKINNY_DOT_ROWS_AVX2_F16 32
 /* f64, whose kernels are plain C: where reading the weight is the cost. */
 #define TENDO__SKINNY_F64_ROWS 2
 
