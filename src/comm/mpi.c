@@ -482,7 +482,7 @@ static tendo_dtype dtype_of(MPI_Datatype t)
 #define USER_FN(name, op)                                                                          \
     static void user_##name(void *in, void *inout, int *len, MPI_Datatype *t)                     \
     {                                                                                              \
-        tendo__fold_pair(dtype_of(*t), op, inout, in, inout, *len);                                       \
+        tendo__fold_pair(dtype_of(*t), op, inout, in, inout, *len);                               \
     }
 USER_FN(sum, TENDO_REDUCE_SUM)
 USER_FN(avg, TENDO_REDUCE_AVG)

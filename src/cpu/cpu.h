@@ -73,6 +73,10 @@ int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k,
                         int64_t rsa, int64_t csa, const void *bp, int64_t bn, int64_t s0, float beta, float *c,
                         int64_t ldc);
 
+/* Whether kind's products run on the AVX2 kernels here (available, and
+ * no AVX-512 or tendo__pgemm_force_avx2): the skinny path's and matmul's
+ * limits differ there. */
+bool tendo__pgemm_on_avx2(tendo__pgemm_kind kind);
 /* For tests: avx2 != 0 makes later f32 and f16 products use the AVX2
  * kernels even where the CPU has AVX-512 (0: the CPU chooses again), so
  * the two sets can be compared bit for bit.  False (nothing changed) where

@@ -230,8 +230,10 @@ TARGET_512 static void pack_b_slivers(tendo__pgemm_kind kind, const void *b, int
  * of B's dense rows from `rows` (row stride rs elements), each word made
  * as pack_b_word makes it and stored in `keep`, so that the other row
  * tiles read the packed sliver: the same words in the same order, so the
- * same bits, whatever the tile.  kind, tile and direct are constants in
- * each caller, so each gets its loop. */
+ * same bits, whatever the tile.  Not direct, `rows` (when not NULL) is the
+ * next packed sliver, fetched into L2 as the kernel goes (pgemm.h's pf).
+ * kind, tile and direct are constants in each caller, so each gets its
+ * loop. */
 __attribute__((always_inline)) TARGET_BF16 static inline void
 kernel_body(tendo__pgemm_kind kind, int tile, bool direct, int64_t words, const uint32_t *a, const uint32_t *b,
             uint32_t *keep, const char *rows, int64_t rs, float *c, int64_t ldc, int64_t mr, int64_t nr,
@@ -370,6 +372,17 @@ static const tendo__pgemm_set *set_of(tendo__pgemm_kind kind)
 #endif
 
 /* See cpu.h. */
+bool tendo__pgemm_on_avx2(tendo__pgemm_kind kind)
+{
+#if PGEMM_X86
+    return tendo__pgemm_available(kind) && set_of(kind) == tendo__pgemm_avx2;
+#else
+    (void)kind;
+    return false;
+#endif
+}
+
+/* See cpu.h. */
 bool tendo__pgemm_force_avx2(int avx2)
 {
 #if PGEMM_X86
@@ -395,7 +408,8 @@ void tendo__pgemm_pack_b(tendo__pgemm_kind kind, int64_t k, int64_t n, const voi
         int64_t words = (imin(WORDS * g, k - pc) + g - 1) / g;
         uint32_t *blk = (uint32_t *)dst + pc / g * slivers * NR;
         for (int64_t s = s0; s < s1; s += SLIVER_GROUP)
-            set->pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s, imin(s + SLIVER_GROUP, s1), blk + s * words * NR);
+            set->pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s, imin(s + SLIVER_GROUP, s1),
+                                blk + s * words * NR);
     }
 #else
     (void)kind, (void)k, (void)n, (void)b, (void)rsb, (void)csb, (void)s0, (void)s1, (void)dst;
@@ -492,8 +506,8 @@ static int pgemm_one_panel(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t
             int64_t i = 0, nr = imin(NR, n - s * NR);
             float *cs = c + s * NR;
             if (rows && nr == NR) {
-                set->kernel_rows_for(kind, m)(words, ap, bs, (const char *)b + (pc * rsb + s * NR) * esize, rsb, cs, ldc,
-                                              imin(MR, m), NR, alpha, blk_beta);
+                set->kernel_rows_for(kind, m)(words, ap, bs, (const char *)b + (pc * rsb + s * NR) * esize, rsb, cs,
+                                              ldc, imin(MR, m), NR, alpha, blk_beta);
                 i = MR;
             } else {
                 set->pack_b_slivers(kind, b, rsb, csb, k, n, pc, words, s, s + 1, bs);

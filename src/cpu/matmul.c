@@ -440,7 +440,7 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
      * AVX2 set faster below that: 64 rows 21.1-21.5 against 23.2) */
     if (c->pkind == TENDO__PGEMM_F32 && c->blas &&
         (p->A.rows * p->B.cols * p->A.cols < PGEMM_MIN || p->A.rows < PGEMM_MIN_ROWS ||
-         (rows->count > 1 && !tendo__cpu_has(TENDO__CPU_AVX512))))
+         (rows->count > 1 && tendo__pgemm_on_avx2(c->pkind))))
         c->pkind = TENDO__PGEMM_NONE;
     if (c->pkind != TENDO__PGEMM_NONE)
         c->blas = false;

@@ -277,7 +277,7 @@ bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n
         return rsb == 1 || k == 1 || csb == 1 || n == 1;
     tendo__pgemm_kind pk = tendo__pgemm_kind_of(t);
     if (rsb == 1 || k == 1) {
-        if ((pk == TENDO__PGEMM_F32 || pk == TENDO__PGEMM_F16) && !tendo__cpu_has(TENDO__CPU_AVX512)) /* AVX2 set */
+        if (tendo__pgemm_on_avx2(pk))
             return m <= (pk == TENDO__PGEMM_F32 ? TENDO__SKINNY_DOT_ROWS_AVX2_F32 : TENDO__SKINNY_DOT_ROWS_AVX2_F16);
         return m <= TENDO__SKINNY_DOT_ROWS;
     }

@@ -308,7 +308,8 @@ static int64_t DTFN(pp_least)(int64_t k, int64_t n)
 {
     if (!strcmp(DT_NAME, "bf16"))
         return t_cpu_has("avx512bf16") && !t_cpu_has("amxbf16") ? k * n * 2 : 0; /* AMX: tiles, no panels */
-    if (!t_cpu_has("avx512") && !(t_cpu_has("avx2") && t_cpu_has("fma") && (t_cpu_has("f16c") || !strcmp(DT_NAME, "f32"))))
+    bool avx2 = t_cpu_has("avx2") && t_cpu_has("fma") && (t_cpu_has("f16c") || !strcmp(DT_NAME, "f32"));
+    if (!t_cpu_has("avx512") && !avx2)
         return 0;
     return !strcmp(DT_NAME, "f32") || !strcmp(DT_NAME, "f16") ? k * n * 4 : 0;
 }
