@@ -326,13 +326,25 @@ static void axpy_widened(const tendo__traits *t, sk_fn axpy, int64_t m, int64_t 
 /* Row i of A (k elements, strides rsa, csa, of dtype t) into row i of ap
  * (row stride lda) in the form the kernel takes: raw bf16 (pairs), else
  * widened to the compute type; zero padded to lda. */
+/* Whether an m-row product by a transposed weight goes to tendo__pgemm_nt
+ * (where it takes the dtype): m whole slivers of TENDO__PGEMM_NR rows but
+ * a few (skinny.h). */
+static bool nt_pays(int64_t m)
+{
+    int64_t padded = (m + TENDO__PGEMM_NR - 1) / TENDO__PGEMM_NR * TENDO__PGEMM_NR;
+
+    return m >= TENDO__SKINNY_NT_ROWS && padded - m <= TENDO__SKINNY_NT_SHORT;
+}
+
 static void pack_a_row(const tendo__traits *t, bool pairs, const char *a, int64_t rsa, int64_t csa, int64_t i,
                        int64_t k, char *ap, int64_t lda, size_t asize)
 {
     const char *src = a + i * rsa * (int64_t)t->size;
     char *dst = ap + (size_t)(i * lda) * asize;
 
-    if (pairs)
+    if (pairs && csa == 1)
+        memcpy(dst, src, (size_t)k * 2);
+    else if (pairs)
         for (int64_t q = 0; q < k; q++)
             memcpy(dst + q * 2, src + q * csa * 2, 2);
     else
@@ -355,6 +367,11 @@ int tendo__skinny(const tendo__traits *t, int64_t m, int64_t n, int64_t k, const
     size_t abytes = (size_t)(m * lda) * asize, accbytes = 0;
     char *ap;
 
+    if (dot && !amx && nt_pays(m)) { /* C^T = W A^T on the packed GEMM's kernels */
+        int done = tendo__pgemm_nt(tendo__pgemm_kind_of(t), m, n, k, a, rsa, csa, b, csb, c, ldc);
+        if (done <= 0)
+            return done;
+    }
 #ifdef TENDO__HAVE_AMX
     if (amx) /* A in tiles; a [k, n] weight's f32 sums after it */
         abytes = (size_t)tendo__skinny_amx_a_bytes(m, lda),

@@ -65,6 +65,19 @@ struct tendo__traits;
  * 25.8-25.9). */
 #define TENDO__SKINNY_DOT_ROWS_AVX2_F32 24
 #define TENDO__SKINNY_DOT_ROWS_AVX2_F16 32
+/* By a transposed weight, bf16 and f32 products of TENDO__SKINNY_NT_ROWS
+ * rows or more whose rows fill their slivers of TENDO__PGEMM_NR but at
+ * most TENDO__SKINNY_NT_SHORT go to tendo__pgemm_nt where it takes them
+ * (AVX-512): it multiplies whole slivers of rows at the packed kernel's
+ * rate, the dot kernels row by row at a lower one.  Zen 4, 4096 x 4096,
+ * one thread, ms, dot kernels against tendo__pgemm_nt: bf16 24 rows
+ * 5.3 against 5.8-5.9, 28 rows 5.9-6.0 against 5.9, 32 rows 6.6-7.1
+ * against 5.6-5.7, 54 rows 10.5-10.6 against 11.2, 64 rows 12.0-12.1
+ * against 11.0-11.1; f32 24 rows 10.3-10.5 against 11.3, 28 rows 11.7-11.8
+ * against 11.1-11.2, 32 rows 12.8-13.1 against 10.8-11.0, 54 rows 21.5-21.6
+ * against 22.6-22.7, 64 rows 25.1-25.2 against 22.1. */
+#define TENDO__SKINNY_NT_ROWS 28
+#define TENDO__SKINNY_NT_SHORT 4
 /* f64, whose kernels are plain C: where reading the weight is the cost. */
 #define TENDO__SKINNY_F64_ROWS 2
 

@@ -564,6 +564,56 @@ static void test_sets_agree(gtype type)
        same, count);
 }
 
+/* tendo__pgemm_nt (A times a transposed weight, the weight's rows read in
+ * place) gives tendo__pgemm's bits for the same product: random shapes
+ * (one and several slivers of A's rows, a last weight tile of fewer than
+ * MR rows, several k blocks), A in any layout, the weight's rows padded;
+ * C's gaps keep their sentinels.  A bf16 row of odd length is refused
+ * with C untouched. */
+static void test_nt_agrees(gtype type)
+{
+    int same = 0, count = 16;
+
+    if (!tendo__pgemm_nt_takes(pgemm_kind[type], 2, &same, 2)) {
+        skip(1, "tendo__pgemm_nt for %s: not on this CPU (or TENDO_CPU)", type_name[type]);
+        return;
+    }
+    for (int t = 0; t < count; t++) {
+        int64_t m = t % 4 == 3 ? rnd_int(33, 70) : rnd_int(1, 32), n = rnd_int(1, 60), k = rnd_int(1, 1300);
+        int64_t pad = rnd_int(0, 3);
+        if (type == G_BF16)
+            k += k % 2, pad += pad % 2; /* whole words: as nt_takes asks */
+        mat A = make_mat(m, k, (layout)rnd_int(0, L_FLIP_BOTH), type, 1);
+        mat W = make_mat(n, k, L_ROW, type, pad);
+        cmat cn = make_c(m, n, 1, 0), cp = make_c(m, n, 1, 0);
+        int rc;
+        memcpy(cp.buf, cn.buf, (size_t)cn.nbuf * sizeof(float));
+        rc = tendo__pgemm_nt(pgemm_kind[type], m, n, k, row_ptr(&A, 0), A.rs, A.cs, W.buf, W.rs, cn.buf, cn.ldc);
+        rc |= tendo__pgemm(pgemm_kind[type], m, n, k, 1.0f, row_ptr(&A, 0), A.rs, A.cs, W.buf, 1, W.rs, 0.0f, cp.buf,
+                           cp.ldc);
+        if (rc == 0 && memcmp(cn.buf, cp.buf, (size_t)cn.nbuf * sizeof(float)) == 0)
+            same++;
+        else
+            diag("%lldx%lldx%lld: rc %d or bits differ", (long long)m, (long long)n, (long long)k, rc);
+        free_c(&cn);
+        free_c(&cp);
+        free_mat(&A);
+        free_mat(&W);
+    }
+    ok(same == count, "tendo__pgemm_nt gives tendo__pgemm's bits (%s, %d of %d products)", type_name[type], same,
+       count);
+    if (type == G_BF16) {
+        mat A = make_mat(4, 5, L_ROW, type, 0), W = make_mat(3, 5, L_ROW, type, 1);
+        cmat c = make_c(4, 3, 1, 0);
+        int rc = tendo__pgemm_nt(pgemm_kind[type], 4, 3, 5, A.buf, A.rs, A.cs, W.buf, W.rs, c.buf, c.ldc);
+        ok(rc == 1 && memcmp(c.buf, c.c0, (size_t)c.nbuf * sizeof(float)) == 0,
+           "tendo__pgemm_nt refuses bf16 rows of odd length, C untouched");
+        free_c(&c);
+        free_mat(&A);
+        free_mat(&W);
+    }
+}
+
 int main(void)
 {
     plan_lazy();
@@ -581,6 +631,8 @@ int main(void)
     }
     test_sets_agree(G_F32);
     test_sets_agree(G_F16);
+    test_nt_agrees(G_F32);
+    test_nt_agrees(G_BF16);
     diag("largest error / bound: %g", worst_seen);
     return done_testing();
 }
