@@ -1,7 +1,9 @@
 #!/bin/sh
 # bench/gpu-pack.sh BUILD_DIR - packs what a lent GPU machine needs for
 # bench/gpu-run.sh into .gpu/bundle.tar.xz at the top of the source tree:
-# the GPU tests, the examples, the tendo program and bench-gpu, built here
+# the GPU tests, the CPU kernels' tests that gpu-run.sh runs at every
+# TENDO_CPU level of that machine's CPU (AMX on the H200 machines), the
+# examples, the tendo program and bench-gpu, built here
 # in BUILD_DIR (configure --with-cuda-arch=sm_90 --without-mpi
 # --without-nccl: one architecture, no MPI or NCCL to carry), and the
 # shared libraries they need beyond glibc and CUDA's own (which the
@@ -11,7 +13,7 @@
 set -eu
 build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
-progs="t/t-cuda t/t-coverage t/t-grad t/t-attention t/t-matmul t/t-index t/t-order t/t-optim t/t-dlpack t/t-threads
+progs="t/t-cuda t/t-coverage t/t-grad t/t-attention t/t-matmul t/t-index t/t-order t/t-optim t/t-dlpack t/t-threads t/t-gemm t/t-nn
 examples/tendo-embed examples/tendo-generate tools/tendo bench/bench-gpu"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT

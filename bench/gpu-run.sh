@@ -4,7 +4,8 @@
 #   device run command "sh bench/gpu-run.sh" carry [".gpu"] timeout_s 540
 # Unpacks the prebuilt programs, runs the GPU part of the suite (every TAP
 # program that runs on cuda:0 when there is one, and the examples on
-# cuda:0 against the CPU), then `make bench-gpu`'s two halves (tendo's
+# cuda:0 against the CPU), the CPU kernels' tests at each TENDO_CPU level
+# of the machine's CPU, then `make bench-gpu`'s two halves (tendo's
 # bench-gpu and bench/gpu.py under the machine's PyTorch).  Writes
 # $OUT/tests.log, $OUT/bench.txt, $OUT/ratios.txt (tendo / PyTorch per
 # case, bench/gpu-ratios.awk) and $OUT/summary.txt (the machine, each
@@ -36,7 +37,7 @@ run() { # NAME CMD...: one TAP program into tests.log, its counts into summary.t
     "$@" >"$out/one.log" 2>&1
     rc=$?
     cat "$out/one.log" >>"$out/tests.log"
-    printf '%-28s exit %3d  ok %6d  not ok %4d  skip %4d  %4ds\n' "$name" "$rc" \
+    printf '%-34s exit %3d  ok %6d  not ok %4d  skip %4d  %4ds\n' "$name" "$rc" \
         "$(grep -c '^ok' "$out/one.log")" "$(grep -c '^not ok' "$out/one.log")" \
         "$(grep -c '# SKIP' "$out/one.log")" $(($(date +%s) - start)) >>"$out/summary.txt"
     grep '^not ok' "$out/one.log" | head -20 >>"$out/summary.txt"
@@ -46,6 +47,13 @@ for t in t-cuda t-coverage t-grad t-attention t-matmul t-index t-order t-optim t
     run "$t" "$g/t/$t"
 done
 run t-examples-device.sh env BENCH_PYTHON=python3 sh "$src/t/drivers/t-examples-device.sh"
+# the CPU kernels at every level this machine's CPU has (native: AMX tiles
+# where it has them, which no CI machine does)
+for level in native avx512bf16 avx512 avx2 portable; do
+    for t in t-gemm t-matmul t-nn t-attention; do
+        run "$t TENDO_CPU=$level" env TENDO_CPU=$level "$g/t/$t"
+    done
+done
 rm -f "$out/one.log"
 {
     echo "== tendo"
