@@ -323,9 +323,6 @@ static void axpy_widened(const tendo__traits *t, sk_fn axpy, int64_t m, int64_t 
     }
 }
 
-/* Row i of A (k elements, strides rsa, csa, of dtype t) into row i of ap
- * (row stride lda) in the form the kernel takes: raw bf16 (pairs), else
- * widened to the compute type; zero padded to lda. */
 /* Whether an m-row product by a transposed weight goes to tendo__pgemm_nt
  * (where it takes the dtype): m whole slivers of TENDO__PGEMM_NR rows but
  * a few (skinny.h). */
@@ -336,6 +333,9 @@ static bool nt_pays(int64_t m)
     return m >= TENDO__SKINNY_NT_ROWS && padded - m <= TENDO__SKINNY_NT_SHORT;
 }
 
+/* Row i of A (k elements, strides rsa, csa, of dtype t) into row i of ap
+ * (row stride lda) in the form the kernel takes: raw bf16 (pairs), else
+ * widened to the compute type; zero padded to lda. */
 static void pack_a_row(const tendo__traits *t, bool pairs, const char *a, int64_t rsa, int64_t csa, int64_t i,
                        int64_t k, char *ap, int64_t lda, size_t asize)
 {
