@@ -217,6 +217,34 @@ static void wait_all(int n, MPI_Request *rq, MPI_Status *st, int *rc)
         *rc = w;
 }
 
+/* exchange() between two ranks for a record of one message: one
+ * MPI_Sendrecv, where the Irecv, Isend and two waits of any world size
+ * take four calls (two ranks, 1 KiB all_reduce, us per call, 200000 calls,
+ * three runs: 1.48-1.64 against 1.33-1.36; MPI_Allreduce 1.14-1.18).  The
+ * other rank's record may still come in two pieces (its call differs):
+ * then its second is received too, so that no message is left behind. */
+static bool exchange_two(const char *op, struct tendo__mpi *m, size_t bytes, int *got)
+{
+    int peer = 1 - m->rank, more = 0;
+    char *slot = m->slots + (size_t)peer * SLOT_BYTES;
+    MPI_Status st;
+    size_t want;
+    int rc = MPI_Sendrecv(m->slots + (size_t)m->rank * SLOT_BYTES, (int)bytes, MPI_BYTE, peer, AGREE_TAG, slot,
+                          (int)SLOT_BYTES, MPI_BYTE, peer, AGREE_TAG, m->comm, &st);
+
+    if (rc == MPI_SUCCESS) {
+        MPI_Get_count(&st, MPI_BYTE, &got[peer]);
+        want = record_bytes(slot, got[peer]);
+        if (pieces_of(want) == 2 && (size_t)got[peer] == PIECE_BYTES &&
+            (rc = MPI_Recv(slot + PIECE_BYTES, (int)(want - PIECE_BYTES), MPI_BYTE, peer, AGREE_TAG + 1, m->comm,
+                           &st)) == MPI_SUCCESS) {
+            MPI_Get_count(&st, MPI_BYTE, &more);
+            got[peer] += more;
+        }
+    }
+    return mpi_ok(op, rc, "exchanging the calls");
+}
+
 /* Sends this rank's record (its slot's first `bytes`) to every other rank
  * and receives theirs into their slots, in one message or two
  * (pieces_of); got[j] is the bytes received from rank j.  Called with
@@ -230,6 +258,8 @@ static bool exchange(const char *op, struct tendo__mpi *m, size_t bytes, int *go
     size_t first = pieces_of(bytes) == 2 ? PIECE_BYTES : bytes;
     int rc = MPI_SUCCESS;
 
+    if (m->size == 2 && first == bytes)
+        return exchange_two(op, m, bytes, got);
     for (int j = 0; j < m->size && rc == MPI_SUCCESS; j++)
         if (j != m->rank && (rc = MPI_Irecv(m->slots + (size_t)j * SLOT_BYTES, (int)SLOT_BYTES, MPI_BYTE, j,
                                             AGREE_TAG, m->comm, &recv[nrecv])) == MPI_SUCCESS)
