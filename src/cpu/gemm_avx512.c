@@ -237,9 +237,9 @@ TARGET_512 static void pack_b_slivers(tendo__pgemm_kind kind, const void *b, int
  * kind, tile and direct are constants in each caller, so each gets its
  * loop. */
 __attribute__((always_inline)) TARGET_BF16 static inline void
-kernel_body(tendo__pgemm_kind kind, int tile, bool direct, int64_t words, const uint32_t *a, int64_t lda, const uint32_t *b,
-            uint32_t *keep, const char *rows, int64_t rs, float *c, int64_t ldc, int64_t mr, int64_t nr,
-            float alpha, float beta)
+kernel_body(tendo__pgemm_kind kind, int tile, bool direct, int64_t words, const uint32_t *a, int64_t lda,
+            const uint32_t *b, uint32_t *keep, const char *rows, int64_t rs, float *c, int64_t ldc, int64_t mr,
+            int64_t nr, float alpha, float beta)
 {
     __m512 acc[MR][2]; /* fully unrolled below, so it lives in 24 registers */
     int64_t step = direct ? per_word(kind) * rs * elem_size(kind) : 0; /* bytes from a word's row to the next's */
@@ -318,7 +318,7 @@ kernel_body(tendo__pgemm_kind kind, int tile, bool direct, int64_t words, const 
     TARGET_BF16 static void kernel_##name(int64_t words, const uint32_t *a, const uint32_t *b, const uint32_t *pf,  \
                                           float *c, int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta)     \
     {                                                                                                                \
-        kernel_body(kind, tile, false, words, a, WORDS, b, NULL, (const char *)pf, 0, c, ldc, mr, nr, alpha, beta);         \
+        kernel_body(kind, tile, false, words, a, WORDS, b, NULL, (const char *)pf, 0, c, ldc, mr, nr, alpha, beta);  \
     }
 KERNEL(bf16, TENDO__PGEMM_BF16, MR)
 KERNEL(bf16_short, TENDO__PGEMM_BF16, MR_SHORT)
@@ -356,7 +356,7 @@ static tendo__pgemm_kernel kernel_for(tendo__pgemm_kind kind, int64_t mr)
                                                int64_t rs, float *c, int64_t ldc, int64_t mr, int64_t nr,          \
                                                float alpha, float beta)                                             \
     {                                                                                                                \
-        kernel_body(kind, tile, true, words, a, WORDS, NULL, keep, rows, rs, c, ldc, mr, nr, alpha, beta);                  \
+        kernel_body(kind, tile, true, words, a, WORDS, NULL, keep, rows, rs, c, ldc, mr, nr, alpha, beta);           \
     }
 KERNEL_ROWS(bf16, TENDO__PGEMM_BF16, MR)
 KERNEL_ROWS(bf16_short, TENDO__PGEMM_BF16, MR_SHORT)

@@ -72,8 +72,8 @@ struct tendo__traits;
  * rate, the dot kernels row by row at a lower one.  Zen 4, 4096 x 4096,
  * one thread, ms hot and cold, dot kernels against tendo__pgemm_nt: bf16
  * 24 rows 5.3 against 5.8-5.9, 28 rows 5.9-6.0 against 5.9, 32 rows
- * 6.6-7.1 against 5.6-5.7 (once 7.0), 54 rows 10.5-10.6 against 11.2, 64 rows 12.0-12.1
- * against 11.0-11.1; f32 24 rows 10.3-10.5 against 11.3, 28 rows 11.7-11.8
+ * 6.6-7.1 against 5.6-5.7 (once 7.0), 54 rows 10.5-10.6 against 11.2,
+ * 64 rows 12.0-12.1 against 11.0-11.1; f32 24 rows 10.3-10.5 against 11.3, 28 rows 11.7-11.8
  * against 11.1-11.2, 32 rows 12.8-13.1 against 10.8-11.0, 54 rows 21.5-21.6
  * against 22.6-22.7, 64 rows 25.1-25.2 against 22.1. */
 #define TENDO__SKINNY_NT_ROWS 28
