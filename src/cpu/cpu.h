@@ -80,8 +80,9 @@ int tendo__pgemm_packed(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k,
  * tendo__pgemm_nt_takes says no (C untouched), -1 out of memory. */
 int tendo__pgemm_nt(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, const void *a, int64_t rsa, int64_t csa,
                     const void *w, int64_t ldw, float *c, int64_t ldc);
-/* Whether tendo__pgemm_nt multiplies by such a W here: bf16 or f32 on the
- * AVX-512 kernels, W's rows whole 32-bit words from a 4-byte boundary. */
+/* Whether tendo__pgemm_nt multiplies by such a W here: bf16 on the
+ * AVX-512 kernels, f32 on either set, W's rows whole 32-bit words from a
+ * 4-byte boundary (W NULL and ldw 0: whether it would for some W). */
 bool tendo__pgemm_nt_takes(tendo__pgemm_kind kind, int64_t k, const void *w, int64_t ldw);
 /* Whether kind's products run on the AVX2 kernels here (available, and
  * no AVX-512 or tendo__pgemm_force_avx2): the skinny path's and matmul's

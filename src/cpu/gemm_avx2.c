@@ -71,7 +71,9 @@ TARGET_AVX2 static inline __m256 b_words8(tendo__pgemm_kind kind, const char *ro
 }
 
 /* The register tile of `rows` rows (a constant in each caller) at a (the
- * first row's slot) by 16 columns over words k steps, into c: mr x nr of
+ * first row's slot; row r at a + r * lda words: WORDS in a packed panel,
+ * else rows read where they are, tendo__pgemm_nt's, which it fetches
+ * ahead when fetch_a) by 16 columns over words k steps, into c: mr x nr of
  * it kept (nr <= 16).  B is the packed sliver's columns at b (row stride
  * NR words), or (direct: the first tile of a sliver, its first columns) a
  * sliver of B's dense rows from `rows_b` (row stride rs elements), all NR
@@ -80,9 +82,9 @@ TARGET_AVX2 static inline __m256 b_words8(tendo__pgemm_kind kind, const char *ro
  * stride to fetch into L2 as it goes, NR values of each (a later sliver).
  * kind, rows and direct are constants in each caller. */
 __attribute__((always_inline)) TARGET_AVX2 static inline void
-tile(tendo__pgemm_kind kind, int rows, bool direct, int64_t words, const uint32_t *a, const uint32_t *b,
-     uint32_t *keep, const char *rows_b, int64_t rs, float *c, int64_t ldc, int64_t mr, int64_t nr,
-     float alpha, float beta)
+tile(tendo__pgemm_kind kind, int rows, bool direct, int64_t words, const uint32_t *a, int64_t lda, bool fetch_a,
+     const uint32_t *b, uint32_t *keep, const char *rows_b, int64_t rs, float *c, int64_t ldc, int64_t mr,
+     int64_t nr, float alpha, float beta)
 {
     __m256 acc[TILE][2]; /* fully unrolled below, so it lives in registers */
     const float *af = (const float *)(const void *)a, *bf = (const float *)(const void *)b;
@@ -113,9 +115,13 @@ tile(tendo__pgemm_kind kind, int rows, bool direct, int64_t words, const uint32_
             b0 = _mm256_load_ps(bf + q * NR);
             b1 = _mm256_load_ps(bf + q * NR + 8);
         }
+        if (fetch_a && (q & 15) == 0) /* A's rows read in place: each one's line 8 lines ahead */
+#pragma GCC unroll 6
+            for (int r = 0; r < rows; r++)
+                _mm_prefetch((const char *)(af + r * lda + q + 128), _MM_HINT_T0);
 #pragma GCC unroll 6
         for (int r = 0; r < rows; r++) {
-            __m256 ar = _mm256_broadcast_ss(af + r * WORDS + q);
+            __m256 ar = _mm256_broadcast_ss(af + r * lda + q);
             acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
             acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
         }
@@ -148,15 +154,16 @@ tile(tendo__pgemm_kind kind, int rows, bool direct, int64_t words, const uint32_
 /* tile for `rows` rows (1 to 6) kept, in a register tile of 6, 4 or 2;
  * direct a constant in each caller. */
 __attribute__((always_inline)) TARGET_AVX2 static inline void
-tile_of(tendo__pgemm_kind kind, bool direct, int64_t rows, int64_t words, const uint32_t *a, const uint32_t *b,
-        uint32_t *keep, const char *rows_b, int64_t rs, float *c, int64_t ldc, int64_t nr, float alpha, float beta)
+tile_of(tendo__pgemm_kind kind, bool direct, int64_t rows, int64_t words, const uint32_t *a, int64_t lda,
+        bool fetch_a, const uint32_t *b, uint32_t *keep, const char *rows_b, int64_t rs, float *c, int64_t ldc,
+        int64_t nr, float alpha, float beta)
 {
     if (rows > 4)
-        tile(kind, 6, direct, words, a, b, keep, rows_b, rs, c, ldc, rows, nr, alpha, beta);
+        tile(kind, 6, direct, words, a, lda, fetch_a, b, keep, rows_b, rs, c, ldc, rows, nr, alpha, beta);
     else if (rows > 2)
-        tile(kind, 4, direct, words, a, b, keep, rows_b, rs, c, ldc, rows, nr, alpha, beta);
+        tile(kind, 4, direct, words, a, lda, fetch_a, b, keep, rows_b, rs, c, ldc, rows, nr, alpha, beta);
     else
-        tile(kind, 2, direct, words, a, b, keep, rows_b, rs, c, ldc, rows, nr, alpha, beta);
+        tile(kind, 2, direct, words, a, lda, fetch_a, b, keep, rows_b, rs, c, ldc, rows, nr, alpha, beta);
 }
 
 /* The tile of mr rows of the A sliver at a by the B sliver at b (see
@@ -171,23 +178,27 @@ tile_of(tendo__pgemm_kind kind, bool direct, int64_t rows, int64_t words, const 
  * own lines only 8.1 (8 rows), 10.1 (16), 15.5 (32); the next sliver's in
  * the first tile 6.9, 8.9-9.2, 14.1; in the second too 4.3-4.4, 6.3-6.5,
  * 11.6-12.2 (the sliver after next in the second: 5.4-6.1, 7.6-8.2,
- * 13.1-13.6; in every tile after the first: 4.6, 6.7-6.8, 11.7). */
+ * 13.1-13.6; in every tile after the first: 4.6, 6.7-6.8, 11.7).  A's rows
+ * are lda words apart (see tile): read in place, the first column half's
+ * tiles fetch them, and the second finds them in cache. */
 __attribute__((always_inline)) TARGET_AVX2 static inline void
-sliver(tendo__pgemm_kind kind, bool direct, int64_t words, const uint32_t *a, const uint32_t *b, uint32_t *keep,
-       const char *rows_b, int64_t rs, float *c, int64_t ldc, int64_t mr, int64_t nr, float alpha,
+sliver(tendo__pgemm_kind kind, bool direct, int64_t words, const uint32_t *a, int64_t lda, const uint32_t *b,
+       uint32_t *keep, const char *rows_b, int64_t rs, float *c, int64_t ldc, int64_t mr, int64_t nr, float alpha,
        float beta)
 {
     if (direct)
         b = keep;
     for (int64_t h = 0; h < 2 && 16 * h < nr; h++)
         for (int64_t r = 0; r < mr; r += TILE) {
-            const uint32_t *ar = a + r * WORDS, *bh = b + 16 * h;
+            const uint32_t *ar = a + r * lda, *bh = b + 16 * h;
             float *cr = c + r * ldc + 16 * h;
             int64_t rows = imin(TILE, mr - r), cols = imin(16, nr - 16 * h);
+            bool fetch_a = lda != WORDS && h == 0;
             if (direct && h == 0 && r == 0) /* the first register tile packs the sliver */
-                tile_of(kind, true, rows, words, ar, NULL, keep, rows_b, rs, cr, ldc, cols, alpha, beta);
+                tile_of(kind, true, rows, words, ar, lda, fetch_a, NULL, keep, rows_b, rs, cr, ldc, cols, alpha,
+                        beta);
             else /* the second fetches the next sliver (as the first does, or the next of the panels) */
-                tile_of(kind, false, rows, words, ar, bh, NULL,
+                tile_of(kind, false, rows, words, ar, lda, fetch_a, bh, NULL,
                         direct && h == 1 && r == 0    ? rows_b + NR * elem_size(kind)
                         : !direct && h == 0 && r == 0 ? rows_b
                                                       : NULL,
@@ -201,7 +212,7 @@ TARGET_AVX2 static void kernel(int64_t words, const uint32_t *a, const uint32_t 
                                int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta)
 {
     /* pf as rows of NR f32 words */
-    sliver(TENDO__PGEMM_F32, false, words, a, b, NULL, (const char *)pf, NR, c, ldc, mr, nr, alpha, beta);
+    sliver(TENDO__PGEMM_F32, false, words, a, WORDS, b, NULL, (const char *)pf, NR, c, ldc, mr, nr, alpha, beta);
 }
 
 static tendo__pgemm_kernel kernel_for(tendo__pgemm_kind kind, int64_t mr)
@@ -216,7 +227,7 @@ static tendo__pgemm_kernel kernel_for(tendo__pgemm_kind kind, int64_t mr)
                                                int64_t rs, float *c, int64_t ldc, int64_t mr, int64_t nr,          \
                                                float alpha, float beta)                                             \
     {                                                                                                                \
-        sliver(kind, true, words, a, NULL, keep, rows, rs, c, ldc, mr, nr, alpha, beta);                             \
+        sliver(kind, true, words, a, WORDS, NULL, keep, rows, rs, c, ldc, mr, nr, alpha, beta);                      \
     }
 KERNEL_ROWS(f32, TENDO__PGEMM_F32)
 KERNEL_ROWS(f16, TENDO__PGEMM_F16)
@@ -228,7 +239,20 @@ static tendo__pgemm_rows_kernel kernel_rows_for(tendo__pgemm_kind kind, int64_t 
     return kind == TENDO__PGEMM_F16 ? kernel_rows_f16 : kernel_rows_f32;
 }
 
-static const tendo__pgemm_set avx2_set = {pack_b_slivers, kernel_for, kernel_rows_for};
+/* See pgemm.h (tendo__pgemm_nt_kernel): f32 only, whose words are the
+ * weight's own values (f16's panels hold widened ones). */
+TARGET_AVX2 static void kernel_nt(int64_t words, const uint32_t *a, int64_t lda, const uint32_t *b, float *c,
+                                  int64_t ldc, int64_t nr, float beta)
+{
+    sliver(TENDO__PGEMM_F32, false, words, a, lda, b, NULL, NULL, NR, c, ldc, MR, nr, 1.0f, beta);
+}
+
+static tendo__pgemm_nt_kernel kernel_nt_for(tendo__pgemm_kind kind)
+{
+    return kind == TENDO__PGEMM_F32 ? kernel_nt : NULL;
+}
+
+static const tendo__pgemm_set avx2_set = {pack_b_slivers, kernel_for, kernel_rows_for, kernel_nt_for};
 const tendo__pgemm_set *const tendo__pgemm_avx2 = &avx2_set;
 #else
 const tendo__pgemm_set *const tendo__pgemm_avx2 = NULL;

@@ -340,6 +340,11 @@ KERNEL_NT(bf16, TENDO__PGEMM_BF16)
 KERNEL_NT(f32, TENDO__PGEMM_F32)
 #undef KERNEL_NT
 
+static tendo__pgemm_nt_kernel kernel_nt_for(tendo__pgemm_kind kind)
+{
+    return kind == TENDO__PGEMM_BF16 ? kernel_nt_bf16 : kind == TENDO__PGEMM_F32 ? kernel_nt_f32 : NULL;
+}
+
 /* The micro-kernel of kind (f16's panels hold f32) for a tile of mr rows. */
 static tendo__pgemm_kernel kernel_for(tendo__pgemm_kind kind, int64_t mr)
 {
@@ -374,7 +379,7 @@ static tendo__pgemm_rows_kernel kernel_rows_for(tendo__pgemm_kind kind, int64_t 
     return fns[kind][mr <= MR_SHORT];
 }
 
-static const tendo__pgemm_set avx512_set = {pack_b_slivers, kernel_for, kernel_rows_for};
+static const tendo__pgemm_set avx512_set = {pack_b_slivers, kernel_for, kernel_rows_for, kernel_nt_for};
 
 /* Set by tendo__pgemm_force_avx2 (tests). */
 static atomic_int force_avx2;
@@ -493,6 +498,7 @@ int tendo__pgemm_nt(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, con
                     const void *w, int64_t ldw, float *c, int64_t ldc)
 {
 #if PGEMM_X86
+    const tendo__pgemm_set *set = set_of(kind);
     int64_t g = per_word(kind), esize = elem_size(kind), slivers = (m + NR - 1) / NR, ldt = slivers * NR;
     bool whole = m == ldt && csa == 1 && (rsa * esize) % 4 == 0 && ((uintptr_t)a & 3) == 0;
     struct tendo__pool_block *bblk, *ablk;
@@ -542,11 +548,11 @@ int tendo__pgemm_nt(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, con
                 const uint32_t *bs = bblk0 + s * words * NR;
                 int64_t nr = imin(NR, m - s * NR);
                 if (mr == MR)
-                    (kind == TENDO__PGEMM_BF16 ? kernel_nt_bf16 : kernel_nt_f32)(
-                        words, (const uint32_t *)(const void *)((const char *)w + (i * ldw + pc) * esize), ldw / g,
-                        bs, ct + s * NR, ldt, nr, beta);
+                    set->kernel_nt_for(kind)(words,
+                                             (const uint32_t *)(const void *)((const char *)w + (i * ldw + pc) * esize),
+                                             ldw / g, bs, ct + s * NR, ldt, nr, beta);
                 else
-                    kernel_for(kind, mr)(words, ap, bs, NULL, ct + s * NR, ldt, mr, nr, 1.0f, beta);
+                    set->kernel_for(kind, mr)(words, ap, bs, NULL, ct + s * NR, ldt, mr, nr, 1.0f, beta);
             }
         }
         for (int64_t j = 0; j < m; j++)
@@ -565,13 +571,12 @@ int tendo__pgemm_nt(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, con
 /* See cpu.h. */
 bool tendo__pgemm_nt_takes(tendo__pgemm_kind kind, int64_t k, const void *w, int64_t ldw)
 {
-    /* the AVX-512 kernels (bf16's need AVX512_BF16 as ever); f16 would be
-     * widened first, and a bf16 row of odd length or start has no whole
-     * words */
+    /* where the set that multiplies kind has an nt kernel for it (bf16's
+     * need AVX512_BF16 as ever; f16 would be widened first), and a bf16
+     * row of odd length or start has no whole words */
 #if PGEMM_X86
-    return (kind == TENDO__PGEMM_BF16 || kind == TENDO__PGEMM_F32) && tendo__pgemm_available(kind) &&
-           set_of(kind) == &avx512_set && k % per_word(kind) == 0 && ldw % per_word(kind) == 0 &&
-           ((uintptr_t)w & 3) == 0;
+    return tendo__pgemm_available(kind) && set_of(kind)->kernel_nt_for(kind) && k % per_word(kind) == 0 &&
+           ldw % per_word(kind) == 0 && ((uintptr_t)w & 3) == 0;
 #else
     (void)kind, (void)k, (void)w, (void)ldw;
     return false;

@@ -89,6 +89,14 @@ typedef void (*tendo__pgemm_rows_kernel)(int64_t words, const uint32_t *a, uint3
                                          int64_t rs, float *c, int64_t ldc, int64_t mr, int64_t nr, float alpha,
                                          float beta);
 
+/* The kernel of tendo__pgemm_nt: a whole tile of MR rows of A read where
+ * they are (row r at a + r * lda words: a weight's rows, in place), times
+ * the packed sliver b, into c as tendo__pgemm_kernel does with alpha 1.
+ * It fetches each of A's rows ahead as it goes (no hardware prefetcher
+ * follows a dozen rows far apart). */
+typedef void (*tendo__pgemm_nt_kernel)(int64_t words, const uint32_t *a, int64_t lda, const uint32_t *b, float *c,
+                                       int64_t ldc, int64_t nr, float beta);
+
 /* Words a row sliver of B is fetched ahead of a rows kernel reading it:
  * 8, 16 and 32 were within noise of each other (AVX-512). */
 #define ROWS_AHEAD 16
@@ -104,6 +112,9 @@ typedef struct {
     tendo__pgemm_kernel (*kernel_for)(tendo__pgemm_kind kind, int64_t mr);
     /* Its rows kernel (for the first row tile of a sliver of B's dense rows). */
     tendo__pgemm_rows_kernel (*kernel_rows_for)(tendo__pgemm_kind kind, int64_t mr);
+    /* Its tendo__pgemm_nt kernel of kind, or NULL (f16, whose words are
+     * widened values, not the weight's own). */
+    tendo__pgemm_nt_kernel (*kernel_nt_for)(tendo__pgemm_kind kind);
 } tendo__pgemm_set;
 
 /* The AVX2 set (src/cpu/gemm_avx2.c): f32 with AVX2 and FMA, f16 with F16C

@@ -262,6 +262,21 @@ static int kind_of(const tendo__traits *t)
 
 bool tendo__skinny_on_amx(const tendo__traits *t) { return kind_of(t) == SK_BF16 && amx_bf16(INT64_MAX, true); }
 
+/* Whether an m-row product by a transposed weight of pgemm kind pk goes
+ * to tendo__pgemm_nt: where it has a kernel for pk, m whole slivers of
+ * TENDO__PGEMM_NR rows but a few (AVX-512), or whole halves of them
+ * (AVX2; skinny.h). */
+static bool nt_pays(tendo__pgemm_kind pk, int64_t m)
+{
+    bool avx2 = tendo__pgemm_on_avx2(pk);
+    int64_t unit = avx2 ? TENDO__PGEMM_NR / 2 : TENDO__PGEMM_NR, padded = (m + unit - 1) / unit * unit;
+
+    if (!tendo__pgemm_nt_takes(pk, 0, NULL, 0))
+        return false;
+    return avx2 ? m >= TENDO__SKINNY_NT_ROWS_AVX2 && padded - m <= TENDO__SKINNY_NT_SHORT_AVX2
+                : m >= TENDO__SKINNY_NT_ROWS && padded - m <= TENDO__SKINNY_NT_SHORT;
+}
+
 bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n, int64_t rsb, int64_t csb)
 {
     if (!(t->compute == TENDO__COMPUTE_FLOAT || (t->compute == TENDO__COMPUTE_DOUBLE && t->own_compute)))
@@ -278,7 +293,8 @@ bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n
     tendo__pgemm_kind pk = tendo__pgemm_kind_of(t);
     if (rsb == 1 || k == 1) {
         if (tendo__pgemm_on_avx2(pk))
-            return m <= (pk == TENDO__PGEMM_F32 ? TENDO__SKINNY_DOT_ROWS_AVX2_F32 : TENDO__SKINNY_DOT_ROWS_AVX2_F16);
+            return m <= (pk == TENDO__PGEMM_F32 ? TENDO__SKINNY_DOT_ROWS_AVX2_F32 : TENDO__SKINNY_DOT_ROWS_AVX2_F16) ||
+                   (m <= TENDO__SKINNY_DOT_ROWS && nt_pays(pk, m));
         return m <= TENDO__SKINNY_DOT_ROWS;
     }
     if (pk != TENDO__PGEMM_NONE && m > TENDO__SKINNY_AXPY_PGEMM_ROWS)
@@ -323,16 +339,6 @@ static void axpy_widened(const tendo__traits *t, sk_fn axpy, int64_t m, int64_t 
     }
 }
 
-/* Whether an m-row product by a transposed weight goes to tendo__pgemm_nt
- * (where it takes the dtype): m whole slivers of TENDO__PGEMM_NR rows but
- * a few (skinny.h). */
-static bool nt_pays(int64_t m)
-{
-    int64_t padded = (m + TENDO__PGEMM_NR - 1) / TENDO__PGEMM_NR * TENDO__PGEMM_NR;
-
-    return m >= TENDO__SKINNY_NT_ROWS && padded - m <= TENDO__SKINNY_NT_SHORT;
-}
-
 /* Row i of A (k elements, strides rsa, csa, of dtype t) into row i of ap
  * (row stride lda) in the form the kernel takes: raw bf16 (pairs), else
  * widened to the compute type; zero padded to lda. */
@@ -367,7 +373,7 @@ int tendo__skinny(const tendo__traits *t, int64_t m, int64_t n, int64_t k, const
     size_t abytes = (size_t)(m * lda) * asize, accbytes = 0;
     char *ap;
 
-    if (dot && !amx && nt_pays(m)) { /* C^T = W A^T on the packed GEMM's kernels */
+    if (dot && !amx && nt_pays(tendo__pgemm_kind_of(t), m)) { /* C^T = W A^T on the packed GEMM's kernels */
         int done = tendo__pgemm_nt(tendo__pgemm_kind_of(t), m, n, k, a, rsa, csa, b, csb, c, ldc);
         if (done <= 0)
             return done;

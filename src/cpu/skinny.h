@@ -55,7 +55,8 @@ struct tendo__traits;
 #define TENDO__SKINNY_AXPY_PGEMM_ROWS 2
 /* By a transposed [n, k] weight where the AVX2 set multiplies (no
  * AVX-512): the dot kernels up to these rows, the packed GEMM (each sliver
- * transposed as it is packed) past them.  Zen 4 at TENDO_CPU=avx2, 4096 x
+ * transposed as it is packed) past them, but for f32's rows that
+ * tendo__pgemm_nt takes (TENDO__SKINNY_NT_ROWS_AVX2 below).  Zen 4 at TENDO_CPU=avx2, 4096 x
  * 4096, one thread, two runs, ms skinny against GEMM: f32 20 rows 12.4
  * against 13.3-13.6, 24 rows 14.2-14.5 against 14.0-14.1, 28 rows 16.2-16.3
  * against 15.3, 64 rows 35.3-35.4 against 26.3-26.7; f16 (panels of f32,
@@ -78,13 +79,30 @@ struct tendo__traits;
  * against 22.6-22.7, 64 rows 25.1-25.2 against 22.1. */
 #define TENDO__SKINNY_NT_ROWS 28
 #define TENDO__SKINNY_NT_SHORT 4
+/* Where the AVX2 set multiplies f32, its tendo__pgemm_nt kernel works in
+ * half slivers of 16 columns (a sliver of at most 16 rows of A costs half
+ * a whole one), so from TENDO__SKINNY_NT_ROWS_AVX2 rows the products whose
+ * rows fill their halves but at most TENDO__SKINNY_NT_SHORT_AVX2 go there
+ * (16, 26-32, 42-48, 58-64 rows), past the dot kernels' limit too; the
+ * rest keep the dot kernels or the packed GEMM.  Zen 4 at TENDO_CPU=avx2,
+ * 4096 x 4096, one thread, two runs, ms hot and cold, dot kernels / nt /
+ * packed GEMM: 14 rows 8.7 / 8.8-9.5 / -, 15 rows 8.8-9.0 / 8.8-8.9 /
+ * 11.9-12.1, 16 rows 10.0-11.4 / 8.6-8.9 / 11.9-12.3, 18 rows 10.9-11.3 /
+ * 13.7-14.3 / 12.3-12.6, 22 rows 13.1-13.3 / 13.7-14.0 / 13.7-13.9, 24
+ * rows 14.3-16.4 / 14.0-14.3 / 14.2-15.5, 26 rows 15.1-15.4 / 13.8-14.4 /
+ * 15.5, 32 rows 18.9-19.1 / 13.7-13.9 / 17.5, 40 rows - / 20.7-21.3 /
+ * 19.3-20.0, 44 rows - / 21.0-21.4 / 21.2-21.9, 48 rows - / 20.9-21.1 /
+ * 22.1-22.6, 52 rows - / 25.8-26.1 / 23.0-23.5, 60 rows - / 25.5-25.7 /
+ * 25.5-25.8, 64 rows - / 25.6 / 27.2. */
+#define TENDO__SKINNY_NT_ROWS_AVX2 16
+#define TENDO__SKINNY_NT_SHORT_AVX2 6
 /* f64, whose kernels are plain C: where reading the weight is the cost. */
 #define TENDO__SKINNY_F64_ROWS 2
 
 /* Whether the skinny kernels take an m-row product with B of strides
  * (rsb, csb), elements of dtype t: a float dtype (f64 included), m within
  * the layout's limit (and f64's, and the packed GEMM's; none for bf16 on
- * AMX), and B with a unit stride. */
+ * AMX; or one tendo__pgemm_nt takes for it), and B with a unit stride. */
 bool tendo__skinny_takes(const struct tendo__traits *t, int64_t m, int64_t k, int64_t n, int64_t rsb, int64_t csb);
 
 /* Whether dtype t's products by a weight of unit row or column stride go

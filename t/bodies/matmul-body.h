@@ -27,13 +27,15 @@ static const char *const t_alayout[A_COUNT] = {"dense", "transposed", "every oth
 
 /* (m, k, n): vector tails, a k past the widening block (512), m past a
  * row group (4 and 8) and at and past the skinny limits (32 and 64 rows),
- * n past a column group; and a packed GEMM of one A panel over two k
+ * rows that tendo__pgemm_nt takes (16 on AVX2; 28 and 44, past a sliver
+ * of 32 and a half of 16), n past a column group; and a packed GEMM of one A panel over two k
  * blocks (bf16's 512 k, the second odd) and two groups of B slivers (8 of
  * 32 columns, the last cut). */
 static const int64_t t_mkn[][3] = {
     {1, 1, 1},   {1, 7, 5},    {1, 16, 4},   {1, 17, 33},  {1, 600, 130}, {2, 33, 7},  {3, 100, 9},
     {4, 64, 64}, {5, 129, 31}, {7, 15, 100}, {8, 513, 17}, {9, 40, 65},   {13, 77, 6}, {16, 256, 20},
-    {17, 31, 50}, {24, 18, 19}, {32, 21, 9}, {33, 20, 21}, {64, 9, 40}, {65, 10, 11}, {66, 515, 290},
+    {17, 31, 50}, {24, 18, 19}, {28, 130, 70}, {32, 21, 9}, {33, 20, 21}, {44, 40, 33}, {64, 9, 40},
+    {65, 10, 11}, {66, 515, 290},
 };
 #endif
 
@@ -177,7 +179,8 @@ static void DTFN(test_skinny_batches)(void)
 /* The same bits at 1, 2 and 3 threads, for products big enough to be split. */
 static void DTFN(test_skinny_threads)(void)
 {
-    static const int64_t cases[][3] = {{1, 600, 1000}, {3, 257, 2100}, {9, 300, 1000}, {40, 128, 1500}};
+    static const int64_t cases[][3] = {{1, 600, 1000}, {3, 257, 2100}, {9, 300, 1000},
+                                       {16, 200, 1100}, {30, 260, 1300}, {40, 128, 1500}};
 
     for (size_t s = 0; s < sizeof cases / sizeof *cases; s++)
         for (int bl = 0; bl < 2; bl++) {

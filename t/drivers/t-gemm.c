@@ -570,12 +570,12 @@ static void test_sets_agree(gtype type)
  * MR rows, several k blocks), A in any layout, the weight's rows padded;
  * C's gaps keep their sentinels.  A bf16 row of odd length is refused
  * with C untouched. */
-static void test_nt_agrees(gtype type)
+static void test_nt_agrees(gtype type, const char *set)
 {
     int same = 0, count = 16;
 
     if (!tendo__pgemm_nt_takes(pgemm_kind[type], 2, &same, 2)) {
-        skip(1, "tendo__pgemm_nt for %s: not on this CPU (or TENDO_CPU)", type_name[type]);
+        skip(1, "tendo__pgemm_nt for %s (%s): not on this CPU (or TENDO_CPU)", type_name[type], set);
         return;
     }
     for (int t = 0; t < count; t++) {
@@ -600,8 +600,8 @@ static void test_nt_agrees(gtype type)
         free_mat(&A);
         free_mat(&W);
     }
-    ok(same == count, "tendo__pgemm_nt gives tendo__pgemm's bits (%s, %d of %d products)", type_name[type], same,
-       count);
+    ok(same == count, "tendo__pgemm_nt gives tendo__pgemm's bits (%s, %s, %d of %d products)", type_name[type], set,
+       same, count);
     if (type == G_BF16) {
         mat A = make_mat(4, 5, L_ROW, type, 0), W = make_mat(3, 5, L_ROW, type, 1);
         cmat c = make_c(4, 3, 1, 0);
@@ -631,8 +631,12 @@ int main(void)
     }
     test_sets_agree(G_F32);
     test_sets_agree(G_F16);
-    test_nt_agrees(G_F32);
-    test_nt_agrees(G_BF16);
+    test_nt_agrees(G_F32, tendo__cpu_has(TENDO__CPU_AVX512) ? "avx512" : "avx2");
+    test_nt_agrees(G_BF16, "avx512bf16");
+    if (tendo__cpu_has(TENDO__CPU_AVX512) && tendo__pgemm_force_avx2(1)) { /* f32's AVX2 nt kernel */
+        test_nt_agrees(G_F32, "avx2");
+        tendo__pgemm_force_avx2(0);
+    }
     diag("largest error / bound: %g", worst_seen);
     return done_testing();
 }
