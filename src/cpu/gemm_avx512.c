@@ -509,6 +509,11 @@ int tendo__pgemm_nt(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, con
         return 1;
     if (m <= 0 || n <= 0)
         return 0;
+    if (k <= 0) { /* an empty sum */
+        for (int64_t j = 0; j < m; j++)
+            memset(c + j * ldc, 0, (size_t)n * sizeof *c);
+        return 0;
+    }
     /* B (A^T) packed; the last tile of W and C^T's tile; A's rows dense and
      * zero padded to whole slivers where they are not, so that B is packed
      * by transposing words (a sliver of fewer columns is packed a word at

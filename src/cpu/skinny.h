@@ -10,9 +10,10 @@
  * first.
  *
  * Determinism.  Element (i, j) of C is computed alone, in an order that
- * depends on k, the layout and the CPU path (AMX, AVX-512, AVX2, portable)
- * only, the AMX path being taken for bf16 from a number of rows on: not on
- * n, the column range a caller hands over, or the thread count.  So
+ * depends on k, the layout, the CPU path (AMX, AVX-512, AVX2, portable)
+ * and m only (the AMX path is taken for bf16 from a number of rows on, and
+ * tendo__pgemm_nt for the row counts of TENDO__SKINNY_NT_ROWS below): not
+ * on n, the column range a caller hands over, or the thread count.  So
  * callers may split the columns anywhere, between any threads, and get the
  * same bits (and rows in blocks that do not depend on the thread count). */
 #ifndef TENDO_SRC_CPU_SKINNY_H

@@ -602,6 +602,19 @@ static void test_nt_agrees(gtype type, const char *set)
     }
     ok(same == count, "tendo__pgemm_nt gives tendo__pgemm's bits (%s, %s, %d of %d products)", type_name[type], set,
        same, count);
+    if (type == G_F32) { /* an empty sum: zeros, the gaps untouched */
+        mat A = make_mat(4, 5, L_ROW, type, 0), W = make_mat(3, 5, L_ROW, type, 1);
+        cmat c = make_c(4, 3, 1, 0);
+        bool zeros = true;
+        int rc = tendo__pgemm_nt(pgemm_kind[type], 4, 3, 0, A.buf, A.rs, A.cs, W.buf, W.rs, c.buf, c.ldc);
+        for (int64_t i = 0; i < 4; i++)
+            for (int64_t j = 0; j < 3; j++)
+                zeros &= c.buf[i * c.ldc + j] == 0.0f;
+        ok(rc == 0 && zeros && sentinels_ok(&c), "tendo__pgemm_nt with k 0 writes zeros (%s)", set);
+        free_c(&c);
+        free_mat(&A);
+        free_mat(&W);
+    }
     if (type == G_BF16) {
         mat A = make_mat(4, 5, L_ROW, type, 0), W = make_mat(3, 5, L_ROW, type, 1);
         cmat c = make_c(4, 3, 1, 0);
