@@ -86,15 +86,15 @@ struct tendo__traits;
  * rows fill their halves but at most TENDO__SKINNY_NT_SHORT_AVX2 go there
  * (16, 26-32, 42-48, 58-64 rows), past the dot kernels' limit too; the
  * rest keep the dot kernels or the packed GEMM.  Zen 4 at TENDO_CPU=avx2,
- * 4096 x 4096, one thread, two runs, ms hot and cold, dot kernels / nt /
- * packed GEMM: 14 rows 8.7 / 8.8-9.5 / -, 15 rows 8.8-9.0 / 8.8-8.9 /
- * 11.9-12.1, 16 rows 10.0-11.4 / 8.6-8.9 / 11.9-12.3, 18 rows 10.9-11.3 /
- * 13.7-14.3 / 12.3-12.6, 22 rows 13.1-13.3 / 13.7-14.0 / 13.7-13.9, 24
- * rows 14.3-16.4 / 14.0-14.3 / 14.2-15.5, 26 rows 15.1-15.4 / 13.8-14.4 /
- * 15.5, 32 rows 18.9-19.1 / 13.7-13.9 / 17.5, 40 rows - / 20.7-21.3 /
- * 19.3-20.0, 44 rows - / 21.0-21.4 / 21.2-21.9, 48 rows - / 20.9-21.1 /
- * 22.1-22.6, 52 rows - / 25.8-26.1 / 23.0-23.5, 60 rows - / 25.5-25.7 /
- * 25.5-25.8, 64 rows - / 25.6 / 27.2. */
+ * 4096 x 4096, one thread, two to five runs, ms hot and cold, dot kernels
+ * / nt / packed GEMM: 14 rows 8.7 / 8.8-9.5 / -, 15 rows 8.8-9.0 / 8.8-8.9
+ * / 11.9-12.1, 16 rows 10.0-11.4 / 8.6-9.8 / 11.9-12.3, 18 rows 10.9-11.3
+ * / 13.7-14.3 / 12.3-12.6, 22 rows 13.1-13.3 / 13.7-14.0 / 13.7-13.9, 24
+ * rows 14.3-16.4 / 14.0-14.3 (once 17.8) / 14.2-15.5, 26 rows 15.1-15.4 /
+ * 13.8-14.4 / 15.5, 32 rows 18.9-19.1 / 13.7-14.3 / 17.5, 40 rows - /
+ * 20.7-22.6 / 19.3-20.0, 44 rows - / 21.0-21.4 / 21.2-21.9, 48 rows - /
+ * 20.9-21.1 / 22.1-22.6, 52 rows - / 25.8-26.1 / 23.0-23.5, 60 rows - /
+ * 25.5-25.7 / 25.5-25.8, 64 rows - / 25.6 / 27.2. */
 #define TENDO__SKINNY_NT_ROWS_AVX2 16
 #define TENDO__SKINNY_NT_SHORT_AVX2 6
 /* f64, whose kernels are plain C: where reading the weight is the cost. */
