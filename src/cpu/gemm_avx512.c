@@ -499,6 +499,7 @@ int tendo__pgemm_nt(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, con
 {
 #if PGEMM_X86
     const tendo__pgemm_set *set = set_of(kind);
+    tendo__pgemm_nt_kernel nt = set->kernel_nt_for(kind); /* not NULL where nt_takes says yes */
     int64_t g = per_word(kind), esize = elem_size(kind), slivers = (m + NR - 1) / NR, ldt = slivers * NR;
     bool whole = m == ldt && csa == 1 && (rsa * esize) % 4 == 0 && ((uintptr_t)a & 3) == 0;
     struct tendo__pool_block *bblk, *ablk;
@@ -553,9 +554,8 @@ int tendo__pgemm_nt(tendo__pgemm_kind kind, int64_t m, int64_t n, int64_t k, con
                 const uint32_t *bs = bblk0 + s * words * NR;
                 int64_t nr = imin(NR, m - s * NR);
                 if (mr == MR)
-                    set->kernel_nt_for(kind)(words,
-                                             (const uint32_t *)(const void *)((const char *)w + (i * ldw + pc) * esize),
-                                             ldw / g, bs, ct + s * NR, ldt, nr, beta);
+                    nt(words, (const uint32_t *)(const void *)((const char *)w + (i * ldw + pc) * esize), ldw / g, bs,
+                       ct + s * NR, ldt, nr, beta);
                 else
                     set->kernel_for(kind, mr)(words, ap, bs, NULL, ct + s * NR, ldt, mr, nr, 1.0f, beta);
             }

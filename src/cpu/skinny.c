@@ -268,12 +268,17 @@ bool tendo__skinny_on_amx(const tendo__traits *t) { return kind_of(t) == SK_BF16
  * (AVX2; skinny.h). */
 static bool nt_pays(tendo__pgemm_kind pk, int64_t m)
 {
-    bool avx2 = tendo__pgemm_on_avx2(pk);
-    int64_t unit = avx2 ? TENDO__PGEMM_NR / 2 : TENDO__PGEMM_NR, padded = (m + unit - 1) / unit * unit;
+    _Static_assert(TENDO__SKINNY_NT_ROWS_AVX2 <= TENDO__SKINNY_NT_ROWS, "the fewest rows of either set");
+    bool avx2;
+    int64_t unit, padded;
 
-    if (!tendo__pgemm_nt_takes(pk, 0, NULL, 0))
+    /* rows first: a decoder's one-row products ask no more */
+    if (m < TENDO__SKINNY_NT_ROWS_AVX2 || !tendo__pgemm_nt_takes(pk, 0, NULL, 0))
         return false;
-    return avx2 ? m >= TENDO__SKINNY_NT_ROWS_AVX2 && padded - m <= TENDO__SKINNY_NT_SHORT_AVX2
+    avx2 = tendo__pgemm_on_avx2(pk);
+    unit = avx2 ? TENDO__PGEMM_NR / 2 : TENDO__PGEMM_NR;
+    padded = (m + unit - 1) / unit * unit;
+    return avx2 ? padded - m <= TENDO__SKINNY_NT_SHORT_AVX2
                 : m >= TENDO__SKINNY_NT_ROWS && padded - m <= TENDO__SKINNY_NT_SHORT;
 }
 

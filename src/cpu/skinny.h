@@ -57,27 +57,27 @@ struct tendo__traits;
 /* By a transposed [n, k] weight where the AVX2 set multiplies (no
  * AVX-512): the dot kernels up to these rows, the packed GEMM (each sliver
  * transposed as it is packed) past them, but for f32's rows that
- * tendo__pgemm_nt takes (TENDO__SKINNY_NT_ROWS_AVX2 below).  Zen 4 at TENDO_CPU=avx2, 4096 x
- * 4096, one thread, two runs, ms skinny against GEMM: f32 20 rows 12.4
- * against 13.3-13.6, 24 rows 14.2-14.5 against 14.0-14.1, 28 rows 16.2-16.3
- * against 15.3, 64 rows 35.3-35.4 against 26.3-26.7; f16 (panels of f32,
- * twice the weight's bytes) 32 rows 17.3 against 18.2, 40 rows 21.4
- * against 20.1, 64 rows 33.9 against 27.8.  With AVX-512 the dot kernels
- * stay faster up to TENDO__SKINNY_DOT_ROWS (f32 64 rows 24.9-25.2 against
- * 25.8-25.9). */
+ * tendo__pgemm_nt takes (TENDO__SKINNY_NT_ROWS_AVX2 below).  Zen 4 at
+ * TENDO_CPU=avx2, 4096 x 4096, one thread, two runs, ms skinny against
+ * GEMM: f32 20 rows 12.4 against 13.3-13.6, 24 rows 14.2-14.5 against
+ * 14.0-14.1, 28 rows 16.2-16.3 against 15.3, 64 rows 35.3-35.4 against
+ * 26.3-26.7; f16 (panels of f32, twice the weight's bytes) 32 rows 17.3
+ * against 18.2, 40 rows 21.4 against 20.1, 64 rows 33.9 against 27.8.  With
+ * AVX-512 the dot kernels stay faster up to TENDO__SKINNY_DOT_ROWS (f32 64
+ * rows 24.9-25.2 against 25.8-25.9). */
 #define TENDO__SKINNY_DOT_ROWS_AVX2_F32 24
 #define TENDO__SKINNY_DOT_ROWS_AVX2_F16 32
 /* By a transposed weight, bf16 and f32 products of TENDO__SKINNY_NT_ROWS
  * rows or more whose rows fill their slivers of TENDO__PGEMM_NR but at
  * most TENDO__SKINNY_NT_SHORT go to tendo__pgemm_nt where it takes them
  * (AVX-512): it multiplies whole slivers of rows at the packed kernel's
- * rate, the dot kernels row by row at a lower one.  Zen 4, 4096 x 4096,
- * one thread, ms hot and cold, dot kernels against tendo__pgemm_nt: bf16
- * 24 rows 5.3 against 5.8-5.9, 28 rows 5.9-6.0 against 5.9, 32 rows
- * 6.6-7.1 against 5.6-5.7 (once 7.0), 54 rows 10.5-10.6 against 11.2,
- * 64 rows 12.0-12.1 against 11.0-11.1; f32 24 rows 10.3-10.5 against 11.3, 28 rows 11.7-11.8
- * against 11.1-11.2, 32 rows 12.8-13.1 against 10.8-11.0, 54 rows 21.5-21.6
- * against 22.6-22.7, 64 rows 25.1-25.2 against 22.1. */
+ * rate, the dot kernels row by row at a lower one.  Zen 4, 4096 x 4096, one
+ * thread, ms hot and cold, dot kernels against tendo__pgemm_nt: bf16 24
+ * rows 5.3 against 5.8-5.9, 28 rows 5.9-6.0 against 5.9, 32 rows 6.6-7.1
+ * against 5.6-5.7 (once 7.0), 54 rows 10.5-10.6 against 11.2, 64 rows
+ * 12.0-12.1 against 11.0-11.1; f32 24 rows 10.3-10.5 against 11.3, 28 rows
+ * 11.7-11.8 against 11.1-11.2, 32 rows 12.8-13.1 against 10.8-11.0, 54
+ * rows 21.5-21.6 against 22.6-22.7, 64 rows 25.1-25.2 against 22.1. */
 #define TENDO__SKINNY_NT_ROWS 28
 #define TENDO__SKINNY_NT_SHORT 4
 /* Where the AVX2 set multiplies f32, its tendo__pgemm_nt kernel works in

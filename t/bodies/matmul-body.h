@@ -29,9 +29,8 @@ static const char *const t_alayout[A_COUNT] = {"dense", "transposed", "every oth
  * row group (4 and 8) and at and past the skinny limits (32 and 64 rows),
  * rows that tendo__pgemm_nt takes by a transposed weight (28 on either
  * set; 16 and 44 where only AVX2 runs), n past a column group; and a
- * packed GEMM of one A panel over two k
- * blocks (bf16's 512 k, the second odd) and two groups of B slivers (8 of
- * 32 columns, the last cut). */
+ * packed GEMM of one A panel over two k blocks (bf16's 512 k, the second
+ * odd) and two groups of B slivers (8 of 32 columns, the last cut). */
 static const int64_t t_mkn[][3] = {
     {1, 1, 1},   {1, 7, 5},    {1, 16, 4},   {1, 17, 33},  {1, 600, 130}, {2, 33, 7},  {3, 100, 9},
     {4, 64, 64}, {5, 129, 31}, {7, 15, 100}, {8, 513, 17}, {9, 40, 65},   {13, 77, 6}, {16, 256, 20},
