@@ -94,9 +94,8 @@ tendo_status tendo_comm_barrier(const tendo_comm *c)
 
 /* ---- one collective ----------------------------------------------------------- */
 
-/* The fields of the ranks' agreement (tendo__mpi_agree). */
-enum { SIG_KIND, SIG_DTYPE, SIG_OP, SIG_COUNT, SIG_ROOT, SIG_DEVICE, SIG_NDIM, SIG_DIM, SIG_SHAPE, SIG_N };
-static const char *const sig_names[SIG_N] = {
+/* The names of the signature's values (comm.h), for the agreement's errors. */
+static const char *const sig_names[TENDO__SIG_N] = {
     "the collective", "the dtype", "the reduce op", "the element count", "the root",
     "the device type", "the number of dims", "the dim", "the shape (other than dim)"};
 
@@ -148,30 +147,45 @@ static tendo__tensor *dense_as(const char *op, const tendo__tensor *t, tendo_dty
     return d;
 }
 
+/* The values every collective has (the rest zero). */
+static void signature_head(tendo__coll_kind kind, tendo_dtype dt, tendo_reduce_op rop, int64_t count, int root,
+                           tendo_device_type dev, int64_t *sig)
+{
+    memset(sig, 0, TENDO__SIG_N * sizeof *sig);
+    sig[TENDO__SIG_KIND] = kind;
+    sig[TENDO__SIG_DTYPE] = dt;
+    sig[TENDO__SIG_OP] = kind == TENDO__COLL_ALL_REDUCE || kind == TENDO__COLL_REDUCE_SCATTER ? (int64_t)rop : -1;
+    sig[TENDO__SIG_COUNT] = count;
+    sig[TENDO__SIG_ROOT] = kind == TENDO__COLL_BROADCAST ? root : -1;
+    sig[TENDO__SIG_DEVICE] = dev;
+}
+
+void tendo__all_reduce_signature(tendo_dtype dt, tendo_reduce_op rop, int64_t count, int64_t *sig)
+{
+    signature_head(TENDO__COLL_ALL_REDUCE, dt, rop, count, -1, TENDO_CPU, sig);
+}
+
 /* The signature of a call for the agreement. */
 static void signature(const call *k, int64_t *sig)
 {
     const tendo__tensor *t = k->t;
     uint64_t h = 1469598103934665603ull; /* FNV-1a over the shape, dim left out */
 
-    memset(sig, 0, SIG_N * sizeof *sig);
-    sig[SIG_KIND] = k->kind;
-    if (!t)
+    if (!t) {
+        memset(sig, 0, TENDO__SIG_N * sizeof *sig);
+        sig[TENDO__SIG_KIND] = k->kind;
         return;
-    sig[SIG_DTYPE] = t->dtype;
-    sig[SIG_OP] = k->kind == TENDO__COLL_ALL_REDUCE || k->kind == TENDO__COLL_REDUCE_SCATTER ? (int64_t)k->rop : -1;
-    sig[SIG_COUNT] = t->numel;
-    sig[SIG_ROOT] = k->kind == TENDO__COLL_BROADCAST ? k->root : -1;
-    sig[SIG_DEVICE] = t->storage->device.type;
+    }
+    signature_head(k->kind, t->dtype, k->rop, t->numel, k->root, t->storage->device.type, sig);
     if (k->kind == TENDO__COLL_ALL_GATHER || k->kind == TENDO__COLL_REDUCE_SCATTER) {
-        sig[SIG_NDIM] = t->ndim;
-        sig[SIG_DIM] = k->dim;
+        sig[TENDO__SIG_NDIM] = t->ndim;
+        sig[TENDO__SIG_DIM] = k->dim;
         for (int i = 0; i < t->ndim; i++) {
             uint64_t v = i == k->dim && k->kind == TENDO__COLL_ALL_GATHER ? UINT64_MAX : (uint64_t)t->shape[i];
             for (int b = 0; b < 8; b++)
                 h = (h ^ ((v >> (8 * b)) & 0xff)) * 1099511628211ull;
         }
-        sig[SIG_SHAPE] = (int64_t)(h >> 1);
+        sig[TENDO__SIG_SHAPE] = (int64_t)(h >> 1);
     }
 }
 
@@ -308,7 +322,7 @@ static bool transport(call *k, const tendo__coll *w)
 static bool run(call *k)
 {
     bool ok = check_args(k), cpu = false, done = false;
-    int64_t sig[SIG_N];
+    int64_t sig[TENDO__SIG_N];
     tendo__coll w = {0};
 
     if (ok) {
@@ -321,7 +335,7 @@ static bool run(call *k)
     }
     signature(k, sig);
     if (k->c->size > 1) {
-        ok = tendo__mpi_agree(k->op, k->c->mpi, sig, sig_names, SIG_N, ok, cpu ? &w : NULL, cpu ? &done : NULL) &&
+        ok = tendo__mpi_agree(k->op, k->c->mpi, sig, sig_names, TENDO__SIG_N, ok, cpu ? &w : NULL, cpu ? &done : NULL) &&
              (done || transport(k, &w));
     }
     if (!ok)

@@ -53,6 +53,28 @@ struct tendo_comm {
     int nccl_device;
 };
 
+/* ---- comm.c: the signature of a call, what the ranks agree on ---- */
+
+/* The values of a signature, in order; the last three are all_gather's and
+ * reduce_scatter's (zero for the others). */
+enum {
+    TENDO__SIG_KIND,
+    TENDO__SIG_DTYPE,
+    TENDO__SIG_OP,
+    TENDO__SIG_COUNT,
+    TENDO__SIG_ROOT,
+    TENDO__SIG_DEVICE,
+    TENDO__SIG_NDIM,
+    TENDO__SIG_DIM,
+    TENDO__SIG_SHAPE,
+    TENDO__SIG_N
+};
+
+/* sig (TENDO__SIG_N values) of an all_reduce of count elements of dt on
+ * the CPU: what a record that carries such a call's data stands for in
+ * the agreement (mpi.c). */
+void tendo__all_reduce_signature(tendo_dtype dt, tendo_reduce_op rop, int64_t count, int64_t *sig);
+
 /* ---- mpi.c: the transport of CPU buffers ---- */
 
 /* Joins the job's MPI world when this process was started by an MPI

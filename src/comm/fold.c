@@ -6,6 +6,7 @@
 #include "comm/comm.h"
 #include "core/iter.h"
 #include "core/traits.h"
+#include "cpu/vmath.h"
 
 #define FOLD_CHUNK 2048
 
@@ -128,11 +129,30 @@ void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int
 #undef NEXT
 }
 
+/* x op y straight into out, for a dtype whose elements are its compute
+ * type T: the bits of CHUNKS without its copies. */
+#define PAIR_DIRECT(T, ADD, MUL, MAXF, MINF)                                                       \
+    do {                                                                                           \
+        const T *a = x, *v = y;                                                                    \
+        T *o = out;                                                                                \
+        COMBINE(o, a, v, n, ADD, MUL, MAXF, MINF)                                                  \
+        DIVIDE(T, o, n)                                                                            \
+    } while (0)
+
 void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *x, const void *y, void *out, int64_t n)
 {
     const tendo__traits *tr = tendo__traits_of(dt);
     void *dst = out;
     int nb = 2, div = 2; /* AVG: the mean of the two */
+
+    if (dt == TENDO_F32 && (op == TENDO_REDUCE_SUM || op == TENDO_REDUCE_AVG)) { /* vectors as wide as the CPU's */
+        tendo__vadd_pairs_f32(x, y, out, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
+        return;
+    }
+    if (tr->own_compute) {
+        BY_COMPUTE(PAIR_DIRECT);
+        return;
+    }
 
     /* a sum or mean of a narrow float in one pass, where its dtype has one:
      * the same bits as the chunks below ((x + y) * 0.5 is (x + y) / 2) */

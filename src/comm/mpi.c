@@ -118,29 +118,52 @@ static bool mpi_ok(const char *op, int rc, const char *what)
  * it was asked (a signature: the collective, dtype, count, ...) and
  * whether its own checks passed, and each compares.  In a world of up to
  * EXCHANGE_MAX_RANKS ranks that is an exchange of records, every rank's to
- * every other, received into slots as large as any record: the records of
- * calls that differ still match each other's receives, so every rank sees
- * a mismatch, rather than leaving it to MPI (where collectives of
- * different sizes are undefined).  A record can carry its rank's data: an
- * all_reduce of at most CARRY_BYTES is done when the exchange is, each
- * rank reducing the ranks' slots in rank order (fold.c, so the same bits
- * everywhere), one round trip where the agreement and MPI_Allreduce take
+ * every other, each received into its rank's slot whatever its tag and
+ * size: the records of calls that differ still match each other's
+ * receives, so every rank sees a mismatch, rather than leaving it to MPI
+ * (where collectives of different sizes are undefined).
+ *
+ * A record is a head (agree_head: the signature and whether the rank's
+ * checks failed), or, for a small CPU all_reduce whose checks passed
+ * (carry_limit), the rank's data itself, sent from the tensor: its tag
+ * names the dtype and the reduce op, its length gives the count, which is
+ * the whole signature of such a call (tendo__all_reduce_signature).  That
+ * call is done when the exchange is, each rank reducing the ranks' data in
+ * rank order (fold.c, so the same bits everywhere): one round trip of the
+ * bytes MPI_Allreduce sends, where the agreement and MPI_Allreduce take
  * two.  A larger world agrees through one MAX MPI_Allreduce of [failed,
  * sig, -sig], the same call whatever each rank was asked. */
 #define EXCHANGE_MAX_RANKS 8
-#define CARRY_BYTES ((size_t)16 << 10)
-#define AGREE_TAG 0x7e0d
 #define SIG_MAX 16
+
+/* The largest all_reduce carried: 64 KiB between two ranks (a 64 KiB f32
+ * all_reduce carried ran at 1.04-1.05x MPI_Allreduce's bus bandwidth
+ * here, 0.97 through the agreement and MPI_Allreduce); 16 KiB in a larger
+ * world, where each rank sends its data to every other. */
+#define CARRY_BYTES ((size_t)64 << 10)
+static size_t carry_limit(int size) { return size == 2 ? CARRY_BYTES : (size_t)16 << 10; }
 
 typedef struct {
     int64_t failed;       /* the rank's own checks refused its call */
-    int64_t bytes;        /* the data after the head (0: none) */
     int64_t sig[SIG_MAX]; /* the signature, zeros past its n values */
 } agree_head;
 
+/* The records' tags, all below 32768 (the least MPI_TAG_UB MPI allows):
+ * a head's, and a carried all_reduce's, TAG_CARRY | dtype << 3 | reduce
+ * op, with TAG_MORE where its data come in two pieces (PIECE_BYTES), the
+ * second tagged TAG_SECOND. */
+#define TAG_HEAD 0x0e0d
+#define TAG_SECOND 0x0e0e
+#define TAG_MORE 0x2000
+#define TAG_CARRY 0x4000
+#define TAG_DTYPE_SHIFT 3
+_Static_assert(TENDO_REDUCE_PROD < (1 << TAG_DTYPE_SHIFT), "a reduce op fits below the dtype in a tag");
+_Static_assert(MAX_CODES << TAG_DTYPE_SHIFT <= TAG_MORE, "a dtype fits below TAG_MORE in a tag");
+
 /* A slot holds the largest record: a multiple of every element size, so
  * that the ranks' data are the rows of one strided block. */
-#define SLOT_BYTES (sizeof(agree_head) + CARRY_BYTES)
+#define SLOT_BYTES CARRY_BYTES
+_Static_assert(sizeof(agree_head) <= SLOT_BYTES, "a head fits in a slot");
 
 static bool make_slots(const char *op)
 {
@@ -185,25 +208,23 @@ static bool agree_by_max(const char *op, struct tendo__mpi *m, const int64_t *si
 /* A record a little past the eager limit of Open MPI's shared-memory
  * transport (4 KiB with its header: 4032 bytes of data go eagerly, 4064
  * not) would wait for the receiver's handshake; as two messages of at
- * most PIECE_BYTES it does not.  A 4 KiB all_reduce's record is 4240
- * bytes: one message took 2.0-2.1 us between two ranks here, two 1.5-1.6
- * (1.6 as exchange() does it, the second piece received once the first
- * has said it comes).  Past two pieces the messages cost more than the
- * handshake saves. */
+ * most PIECE_BYTES it does not (a 4240-byte record: one message took
+ * 2.0-2.1 us between two ranks here, two 1.5-1.6).  Past two pieces the
+ * messages cost more than the handshake saves. */
 #define PIECE_BYTES ((size_t)4000)
 
-/* How many messages carry a record of `bytes`: 1 or 2. */
-static int pieces_of(size_t bytes) { return bytes > PIECE_BYTES && bytes <= 2 * PIECE_BYTES ? 2 : 1; }
+/* What a rank sends: bytes of data, in one message tagged tag or, where
+ * tag has TAG_MORE, in two (PIECE_BYTES, then the rest). */
+typedef struct {
+    const char *data;
+    size_t bytes;
+    int tag;
+} record;
 
-/* The record's bytes received from rank j: its first piece, and its
- * second where the head the first began with says there is one. */
-static size_t record_bytes(const char *slot, int got)
+static record record_of(const void *data, size_t bytes, int tag)
 {
-    const agree_head *p = (const agree_head *)(const void *)slot;
-
-    if (got < (int)sizeof *p || p->bytes < 0 || (size_t)p->bytes > CARRY_BYTES)
-        return 0; /* no record of tendo's: the caller says so */
-    return sizeof *p + (size_t)p->bytes;
+    bool two = bytes > PIECE_BYTES && bytes <= 2 * PIECE_BYTES;
+    return (record){.data = data, .bytes = bytes, .tag = two ? tag | TAG_MORE : tag};
 }
 
 /* Waits for n requests whatever *rc says (nothing of the slots is left to
@@ -220,23 +241,22 @@ static void wait_all(int n, MPI_Request *rq, MPI_Status *st, int *rc)
 /* exchange() between two ranks for a record of one message: one
  * MPI_Sendrecv, where the Irecv, Isend and two waits of any world size
  * take four calls (two ranks, a 1 KiB f32 all_reduce, mean us per call
- * over 100000 calls, three runs: 0.64-0.66 against 0.59).  The
- * other rank's record may still come in two pieces (its call differs):
- * then its second is received too, so that no message is left behind. */
-static bool exchange_two(const char *op, struct tendo__mpi *m, size_t bytes, int *got)
+ * over 100000 calls, three runs: 0.64-0.66 against 0.59).  The other
+ * rank's record may still come in two pieces (its call differs): then its
+ * second is received too, so that no message is left behind. */
+static bool exchange_two(const char *op, struct tendo__mpi *m, const record *r, int *got, int *tag)
 {
     int peer = 1 - m->rank, more = 0;
     char *slot = m->slots + (size_t)peer * SLOT_BYTES;
     MPI_Status st;
-    size_t want;
-    int rc = MPI_Sendrecv(m->slots + (size_t)m->rank * SLOT_BYTES, (int)bytes, MPI_BYTE, peer, AGREE_TAG, slot,
-                          (int)SLOT_BYTES, MPI_BYTE, peer, AGREE_TAG, m->comm, &st);
+    int rc = MPI_Sendrecv(r->data, (int)r->bytes, MPI_BYTE, peer, r->tag, slot, (int)SLOT_BYTES, MPI_BYTE, peer,
+                          MPI_ANY_TAG, m->comm, &st);
 
     if (rc == MPI_SUCCESS) {
         MPI_Get_count(&st, MPI_BYTE, &got[peer]);
-        want = record_bytes(slot, got[peer]);
-        if (pieces_of(want) == 2 && (size_t)got[peer] == PIECE_BYTES &&
-            (rc = MPI_Recv(slot + PIECE_BYTES, (int)(want - PIECE_BYTES), MPI_BYTE, peer, AGREE_TAG + 1, m->comm,
+        tag[peer] = st.MPI_TAG;
+        if ((tag[peer] & TAG_MORE) &&
+            (rc = MPI_Recv(slot + got[peer], (int)SLOT_BYTES - got[peer], MPI_BYTE, peer, TAG_SECOND, m->comm,
                            &st)) == MPI_SUCCESS) {
             MPI_Get_count(&st, MPI_BYTE, &more);
             got[peer] += more;
@@ -245,47 +265,45 @@ static bool exchange_two(const char *op, struct tendo__mpi *m, size_t bytes, int
     return mpi_ok(op, rc, "exchanging the calls");
 }
 
-/* Sends this rank's record (its slot's first `bytes`) to every other rank
- * and receives theirs into their slots, in one message or two
- * (pieces_of); got[j] is the bytes received from rank j.  Called with
- * mpi_lock held. */
-static bool exchange(const char *op, struct tendo__mpi *m, size_t bytes, int *got)
+/* Sends this rank's record r to every other rank and receives theirs into
+ * their slots, in one message or two; got[j] is the bytes received from
+ * rank j, tag[j] the tag of its first message.  Called with mpi_lock
+ * held. */
+static bool exchange(const char *op, struct tendo__mpi *m, const record *r, int *got, int *tag)
 {
     MPI_Request recv[EXCHANGE_MAX_RANKS], second[EXCHANGE_MAX_RANKS], send[2 * EXCHANGE_MAX_RANKS];
     MPI_Status st[EXCHANGE_MAX_RANKS];
     int from[EXCHANGE_MAX_RANKS], second_from[EXCHANGE_MAX_RANKS], nrecv = 0, nsecond = 0, nsend = 0;
-    const char *mine = m->slots + (size_t)m->rank * SLOT_BYTES;
-    size_t first = pieces_of(bytes) == 2 ? PIECE_BYTES : bytes;
+    size_t first = r->tag & TAG_MORE ? PIECE_BYTES : r->bytes;
     int rc = MPI_SUCCESS;
 
-    if (m->size == 2 && first == bytes)
-        return exchange_two(op, m, bytes, got);
+    if (m->size == 2 && first == r->bytes)
+        return exchange_two(op, m, r, got, tag);
     for (int j = 0; j < m->size && rc == MPI_SUCCESS; j++)
         if (j != m->rank && (rc = MPI_Irecv(m->slots + (size_t)j * SLOT_BYTES, (int)SLOT_BYTES, MPI_BYTE, j,
-                                            AGREE_TAG, m->comm, &recv[nrecv])) == MPI_SUCCESS)
+                                            MPI_ANY_TAG, m->comm, &recv[nrecv])) == MPI_SUCCESS)
             from[nrecv++] = j;
     for (int j = 0; j < m->size && rc == MPI_SUCCESS; j++) {
         if (j == m->rank)
             continue;
-        if ((rc = MPI_Isend(mine, (int)first, MPI_BYTE, j, AGREE_TAG, m->comm, &send[nsend])) == MPI_SUCCESS)
+        if ((rc = MPI_Isend(r->data, (int)first, MPI_BYTE, j, r->tag, m->comm, &send[nsend])) == MPI_SUCCESS)
             nsend++;
-        if (rc == MPI_SUCCESS && first < bytes &&
-            (rc = MPI_Isend(mine + first, (int)(bytes - first), MPI_BYTE, j, AGREE_TAG + 1, m->comm,
+        if (rc == MPI_SUCCESS && first < r->bytes &&
+            (rc = MPI_Isend(r->data + first, (int)(r->bytes - first), MPI_BYTE, j, TAG_SECOND, m->comm,
                             &send[nsend])) == MPI_SUCCESS)
             nsend++;
     }
     wait_all(nrecv, recv, st, &rc);
-    /* a first piece of PIECE_BYTES whose head announces more: its second */
+    /* a first message whose tag announces a second: that one */
     for (int i = 0; i < nrecv && rc == MPI_SUCCESS; i++) {
         char *slot = m->slots + (size_t)from[i] * SLOT_BYTES;
-        size_t want;
+        int j = from[i];
 
-        MPI_Get_count(&st[i], MPI_BYTE, &got[from[i]]);
-        want = record_bytes(slot, got[from[i]]);
-        if (pieces_of(want) == 2 && (size_t)got[from[i]] == PIECE_BYTES &&
-            (rc = MPI_Irecv(slot + PIECE_BYTES, (int)(want - PIECE_BYTES), MPI_BYTE, from[i], AGREE_TAG + 1, m->comm,
-                            &second[nsecond])) == MPI_SUCCESS)
-            second_from[nsecond++] = from[i];
+        MPI_Get_count(&st[i], MPI_BYTE, &got[j]);
+        tag[j] = st[i].MPI_TAG;
+        if ((tag[j] & TAG_MORE) && (rc = MPI_Irecv(slot + got[j], (int)SLOT_BYTES - got[j], MPI_BYTE, j,
+                                                   TAG_SECOND, m->comm, &second[nsecond])) == MPI_SUCCESS)
+            second_from[nsecond++] = j;
     }
     wait_all(nsecond, second, st, &rc);
     for (int i = 0; i < nsecond && rc == MPI_SUCCESS; i++) {
@@ -297,51 +315,107 @@ static bool exchange(const char *op, struct tendo__mpi *m, size_t bytes, int *go
     return mpi_ok(op, rc, "exchanging the calls");
 }
 
+/* The signature rank j's record stands for, into theirs (SIG_MAX values);
+ * NULL when it is no record of tendo's (the caller says so). */
+static const int64_t *record_signature(const char *slot, int got, int tag, int64_t *theirs)
+{
+    const agree_head *p = (const agree_head *)(const void *)slot;
+
+    if (tag & TAG_CARRY) {
+        tendo_dtype dt = (tendo_dtype)((tag & (TAG_MORE - 1)) >> TAG_DTYPE_SHIFT);
+        size_t es = tendo_dtype_size(dt);
+
+        if (!es || got % (int)es)
+            return NULL;
+        memset(theirs, 0, SIG_MAX * sizeof *theirs);
+        tendo__all_reduce_signature(dt, (tendo_reduce_op)(tag & ((1 << TAG_DTYPE_SHIFT) - 1)), got / (int)es, theirs);
+        return theirs;
+    }
+    return tag == TAG_HEAD && got == (int)sizeof *p ? p->sig : NULL;
+}
+
+/* What one rank's record says against this rank's call (sig, n values,
+ * zeros past them; carry: this rank sent its data): -1 when it is no
+ * record of tendo's, 1 when that rank's checks failed, 2 when the calls
+ * differ (*what, *here and *there naming the first value that does), 0
+ * when they are the same call. */
+static int compare_record(const char *slot, int got, int tag, const int64_t *sig, const char *const *names, int n,
+                          bool carry, size_t bytes, const char **what, long long *here, long long *there)
+{
+    int64_t theirs[SIG_MAX];
+    const int64_t *ps = record_signature(slot, got, tag, theirs);
+    bool carried = tag & TAG_CARRY;
+
+    if (!ps)
+        return -1;
+    if (!carried && ((const agree_head *)(const void *)slot)->failed)
+        return 1;
+    for (int i = 0; i < SIG_MAX; i++) {
+        int64_t v = i < n ? sig[i] : 0;
+        if (ps[i] != v) {
+            *what = i < n ? names[i] : "the call", *here = v, *there = ps[i];
+            return 2;
+        }
+    }
+    if (carried != carry) { /* the same call carried by one rank only */
+        *what = "the data carried", *here = (long long)bytes, *there = carried ? got : 0;
+        return 2;
+    }
+    return 0;
+}
+
 static bool agree_by_exchange(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names,
                               int n, bool ok_here, const tendo__coll *w, bool *done)
 {
-    size_t es = w ? tendo_dtype_size(w->dtype) : 1, bytes = 0;
+    size_t es = w ? tendo_dtype_size(w->dtype) : 1;
+    bool carry = ok_here && w && w->kind == TENDO__COLL_ALL_REDUCE && (size_t)w->count * es <= carry_limit(m->size);
+    size_t bytes = carry ? (size_t)w->count * es : 0;
     agree_head *h = (agree_head *)(void *)(m->slots + (size_t)m->rank * SLOT_BYTES);
-    int got[EXCHANGE_MAX_RANKS] = {0};
+    int got[EXCHANGE_MAX_RANKS], tag[EXCHANGE_MAX_RANKS];
     int failed = -1, differs = -1;
     long long here = 0, there = 0; /* the first value that differs, here and on rank `differs` */
     const char *what = NULL;
+    record r;
     bool ok;
 
-    if (ok_here && w && w->kind == TENDO__COLL_ALL_REDUCE && (size_t)w->count * es <= CARRY_BYTES)
-        bytes = (size_t)w->count * es;
     pthread_mutex_lock(&mpi_lock);
-    memset(h, 0, sizeof *h);
-    h->failed = !ok_here;
-    h->bytes = (int64_t)bytes;
-    memcpy(h->sig, sig, (size_t)n * sizeof *sig);
-    if (bytes)
-        memcpy(h + 1, w->recv, bytes);
-    ok = exchange(op, m, sizeof *h + bytes, got);
+    if (carry) {
+        r = record_of(w->recv, bytes, TAG_CARRY | (int)w->dtype << TAG_DTYPE_SHIFT | (int)w->op);
+    } else {
+        h->failed = !ok_here;
+        for (int i = 0; i < SIG_MAX; i++)
+            h->sig[i] = i < n ? sig[i] : 0;
+        r = record_of(h, sizeof *h, TAG_HEAD);
+    }
+    ok = exchange(op, m, &r, got, tag);
     for (int j = 0; ok && j < m->size; j++) {
-        const agree_head *p = (const agree_head *)(const void *)(m->slots + (size_t)j * SLOT_BYTES);
-        size_t want = record_bytes((const char *)p, got[j]);
+        const char *what_j = NULL;
+        long long here_j = 0, there_j = 0;
+        int c;
 
-        if (j == m->rank)
+        /* the same small all_reduce: the same tag and length */
+        if (j == m->rank || (carry && tag[j] == r.tag && (size_t)got[j] == bytes))
             continue;
-        if (!want || want != (size_t)got[j]) {
-            tendo__fail(TENDO_ERR_COMM, op, "rank %d's record of the call is %d bytes: another build of tendo?", j,
-                        got[j]);
+        c = compare_record(m->slots + (size_t)j * SLOT_BYTES, got[j], tag[j], sig, names, n, carry, bytes, &what_j,
+                           &here_j, &there_j);
+        if (c < 0) {
+            tendo__fail(TENDO_ERR_COMM, op, "rank %d's record of the call (%d bytes, tag %d) is not tendo's: another "
+                        "build of tendo?", j, got[j], tag[j]);
             ok = false;
-        } else if (p->failed) {
-            failed = failed < 0 ? j : failed;
-        } else if (differs < 0) {
-            for (int i = 0; i < SIG_MAX && !what; i++)
-                if (p->sig[i] != h->sig[i])
-                    what = i < n ? names[i] : "the call", here = h->sig[i], there = p->sig[i];
-            if (!what && p->bytes != h->bytes) /* the same call carried differently */
-                what = "the bytes carried", here = h->bytes, there = p->bytes;
-            differs = what ? j : -1;
+        } else if (c == 1 && failed < 0) {
+            failed = j;
+        } else if (c == 2 && differs < 0) {
+            differs = j, what = what_j, here = here_j, there = there_j;
         }
     }
-    if (ok && ok_here && failed < 0 && differs < 0 && bytes) {
-        tendo__fold(w->dtype, w->op, m->size, m->slots + sizeof *h, (int64_t)(SLOT_BYTES / es), w->count, w->recv,
-                    m->size);
+    if (ok && carry && failed < 0 && differs < 0) {
+        if (m->size == 2) {
+            const void *peer = m->slots + (size_t)(1 - m->rank) * SLOT_BYTES;
+            tendo__fold_pair(w->dtype, w->op, m->rank ? peer : w->recv, m->rank ? w->recv : peer, w->recv, w->count);
+        } else { /* the ranks' slots in rank order, this rank's data in its own */
+            memcpy(h, w->recv, bytes);
+            tendo__fold(w->dtype, w->op, m->size, m->slots, (int64_t)(SLOT_BYTES / es), w->count, w->recv, m->size);
+        }
         *done = true;
     }
     pthread_mutex_unlock(&mpi_lock);

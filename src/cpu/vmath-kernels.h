@@ -475,6 +475,23 @@ VM_TARGET static int64_t VM(vadamw)(float *p, const float *g, float *m, float *v
     return i;
 }
 
+/* tendo__vadd_pairs_f32 at this width over the first n - n % W elements;
+ * the caller does the rest.  One IEEE add (and a multiply unless scale is
+ * 1) per element, a first, as the scalar loop does. */
+VM_TARGET static int64_t VM(vadd_pairs)(const float *a, const float *b, float *out, int64_t n, float scale)
+{
+    enum { W = VMATH_WIDTH };
+    const VF s = K(scale);
+    const bool times = scale != 1.0f;
+    int64_t i = 0;
+
+    for (; i + W <= n; i += W) {
+        VF sum = VF_ADD(VF_LOADU(a + i), VF_LOADU(b + i));
+        VF_STOREU(out + i, times ? VF_MUL(sum, s) : sum);
+    }
+    return i;
+}
+
 #undef VMATH_LOOP
 #undef VMATH_LOOP_AT
 #undef K

@@ -601,6 +601,21 @@ void tendo__vadamw_f32(float *p, const float *g, float *m, float *v, int64_t n, 
     }
 }
 
+void tendo__vadd_pairs_f32(const float *a, const float *b, float *out, int64_t n, float scale)
+{
+    int64_t i = 0;
+
+#if TENDO__VMATH_X86
+    int w = n > 0 ? width() : 0;
+    if (w)
+        i = w == 16 ? vadd_pairs_16(a, b, out, n, scale) : vadd_pairs_8(a, b, out, n, scale);
+#endif
+    for (; i < n; i++) {
+        float sum = a[i] + b[i];
+        out[i] = scale != 1.0f ? sum * scale : sum;
+    }
+}
+
 float tendo__vexp_shift_sum_f32(float *x, float shift, int64_t n)
 {
     float lane[16] = {0};

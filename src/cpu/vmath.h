@@ -63,6 +63,11 @@ void tendo__vrsqrt_f32(const float *x, float *y, int64_t n);
  * The same IEEE operations in the same order (no FMA) on every path and
  * at every width, so the result never depends on the dispatch level. */
 void tendo__vadamw_f32(float *p, const float *g, float *m, float *v, int64_t n, const float c[7]);
+/* out[i] = (a[i] + b[i]) * scale for 0 <= i < n (scale 1: no multiply;
+ * 0.5: the mean of two, the bits of the sum divided by 2); out may be a
+ * or b.  The same bits on every path: the collectives' sum of two ranks'
+ * floats (src/comm/fold.c). */
+void tendo__vadd_pairs_f32(const float *a, const float *b, float *out, int64_t n, float scale);
 
 /* Scalar versions, same semantics (computed in double, rounded once). */
 float tendo__exp_f32(float x);

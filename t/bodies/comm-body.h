@@ -209,10 +209,13 @@ static void DTFN(comm_dtype)(void)
     /* 4 KiB: a record the agreement sends in two pieces (src/comm/mpi.c's
      * PIECE_BYTES) */
     DTFN(comm_all_reduce)(tendo_cpu(), false, 1, 4096 / (int64_t)sizeof(E));
-    /* the most data the ranks' agreement carries (16 KiB: src/comm/mpi.c's
-     * CARRY_BYTES), and one element more, which goes to MPI */
+    /* the most data the ranks' agreement carries (src/comm/mpi.c's
+     * carry_limit: 16 KiB past two ranks, 64 KiB between two), and one
+     * element more, which goes to MPI */
     DTFN(comm_all_reduce)(tendo_cpu(), false, 1, 16384 / (int64_t)sizeof(E));
     DTFN(comm_all_reduce)(tendo_cpu(), false, 1, 16384 / (int64_t)sizeof(E) + 1);
+    DTFN(comm_all_reduce)(tendo_cpu(), false, 1, 65536 / (int64_t)sizeof(E));
+    DTFN(comm_all_reduce)(tendo_cpu(), false, 1, 65536 / (int64_t)sizeof(E) + 1);
 }
 
 #undef DT_IS_FLOAT

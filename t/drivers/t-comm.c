@@ -129,9 +129,9 @@ static void test_errors(void)
         ok(comm_all(local), "element counts that differ: TENDO_ERR_COMM on every rank, nothing written");
 
         /* element counts whose records differ in how they travel: carried in
-         * one message (100 f32), in two (1024, 1500: 4 and 6 KiB past the
-         * head), or not carried (5000); rank 0 has the first count */
-        static const int64_t counts[][2] = {{100, 5000}, {100, 1024}, {1024, 1500}, {1500, 5000}};
+         * one message (100 and 5000 f32), in two (1024, 1500: 4 and 6 KiB),
+         * or not carried (20000: 80 KB); rank 0 has the first count */
+        static const int64_t counts[][2] = {{100, 20000}, {100, 1024}, {1024, 1500}, {1500, 20000}, {5000, 1024}};
         for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
             int64_t nbig = counts[c][g_rank == 0 ? 0 : 1];
             tensor_f32 *big = tensor_f32_full(1, &nbig, 1.0, tendo_cpu());
@@ -154,6 +154,33 @@ static void test_errors(void)
         ok(comm_all(failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "dtype")),
            "dtypes that differ: TENDO_ERR_COMM on every rank");
         tensor_free(t12);
+
+        /* calls carried with their data that differ only in what the
+         * records' tags say: the same 1 KiB as f32 on rank 0 and bf16
+         * elsewhere; SUM on rank 0 and MAX elsewhere; and an all_reduce on
+         * rank 0 against a broadcast of the same tensor elsewhere */
+        tensor_f32 *k32 = tensor_f32_full(1, (int64_t[]){256}, 2.0, tendo_cpu());
+        tensor_bf16 *k16 = tensor_bf16_full(1, (int64_t[]){512}, 2.0, tendo_cpu());
+        float k32_back[256];
+        bool same_data;
+        if (!k32 || !k16)
+            bail("fixtures: %s", tendo_error_message(tendo_last_error()));
+        st = g_rank == 0 ? tensor_all_reduce(g_comm, k32, TENDO_REDUCE_SUM)
+                         : tensor_all_reduce(g_comm, k16, TENDO_REDUCE_SUM);
+        ok(comm_all(failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "dtype")),
+           "the same bytes carried as f32 and as bf16: TENDO_ERR_COMM naming the dtype on every rank");
+        st = tensor_all_reduce(g_comm, k32, g_rank == 0 ? TENDO_REDUCE_SUM : TENDO_REDUCE_MAX);
+        ok(comm_all(failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "reduce op")),
+           "SUM on one rank, MAX on the others: TENDO_ERR_COMM naming the reduce op on every rank");
+        st = g_rank == 0 ? tensor_all_reduce(g_comm, k32, TENDO_REDUCE_SUM) : tensor_broadcast(g_comm, k32, 0);
+        same_data = tensor_copy_to(k32, k32_back, 256) == TENDO_OK;
+        for (int i = 0; same_data && i < 256; i++)
+            same_data = k32_back[i] == 2.0f;
+        ok(comm_all(failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "collective") &&
+                    same_data),
+           "an all_reduce carried against a broadcast: TENDO_ERR_COMM naming the collective, nothing written");
+        tensor_free(k16);
+        tensor_free(k32);
 
         /* the last rank passes NULL: its own error there, TENDO_ERR_COMM elsewhere */
         st = tensor_f32_all_reduce(g_comm, g_rank == g_size - 1 ? NULL : odd, TENDO_REDUCE_SUM);

@@ -843,6 +843,34 @@ static void test_adamw(const char *path)
     ok(bad == 0, "adamw %s: lengths 0..40, both lerp branches, the scalar operations' bits (%d bad)", path, bad);
 }
 
+/* tendo__vadd_pairs_f32 on this path against float's own add (and
+ * multiply by 0.5) here, bit for bit: every length up to 40, out in place
+ * of a and of b, with infinities, NaN, signed zeros and subnormals among
+ * the values. */
+static void test_add_pairs(const char *path)
+{
+    const float odd[] = {INFINITY, -INFINITY, NAN, -0.0f, 0.0f, 0x1p-149f, -0x1p-140f, 0x1.fffffep127f};
+    float a[40], b[40], out[40], ref[40];
+    int bad = 0;
+
+    for (int where = 0; where < 3; where++)
+        for (int half = 0; half < 2; half++)
+            for (int n = 0; n <= 40; n++) {
+                float scale = half ? 0.5f : 1.0f;
+                for (int i = 0; i < n; i++) {
+                    a[i] = i % 7 == 3 ? odd[(i + n) % 8] : (float)(sin(i + 0.25 * n) * 3);
+                    b[i] = i % 5 == 1 ? odd[(i * 3 + n) % 8] : (float)(cos(2.0 * i - n) * 1e-3);
+                    ref[i] = half ? (a[i] + b[i]) * 0.5f : a[i] + b[i];
+                }
+                float *o = where == 0 ? out : where == 1 ? a : b;
+                tendo__vadd_pairs_f32(a, b, o, n, scale);
+                for (int i = 0; i < n; i++)
+                    bad += !same(o[i], ref[i]);
+            }
+    ok(bad == 0, "add_pairs %s: lengths 0..40, scale 1 and 0.5, in place of a and b, the scalar bits (%d bad)", path,
+       bad);
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 /* All checks for one path: the CPU's choice ("avx512" or "avx2", as
@@ -872,6 +900,7 @@ static void run_path(int scalar)
     test_exp64(path, !scalar);
     test_exp_shift_sum(path);
     test_adamw(path);
+    test_add_pairs(path);
     tendo__vmath_force_scalar(0);
 }
 
