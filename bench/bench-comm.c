@@ -3,7 +3,9 @@
  *   mpirun -np 2 bench/bench-comm [MAX_BYTES]      (make bench-comm)
  *
  * For buffers of 1 KiB to MAX_BYTES (default 256 MiB), x4 each step, times
- * in interleaved rounds, each round one call of each:
+ * in interleaved rounds, each round one call of each, each call timed from
+ * a barrier (as the OSU benchmarks time theirs), so that none starts with
+ * the skew between the ranks that the one before left:
  *   mpi       MPI_Allreduce(MPI_IN_PLACE, f32 SUM) on a plain buffer;
  *   tendo     tensor_f32_all_reduce(SUM) on a tensor of the same bytes
  *             (the ranks' agreement included);
@@ -69,22 +71,26 @@ int main(int argc, char **argv)
         for (int64_t i = 0; i < n; i++)
             plain[i] = 1.0f / (float)size;
         for (int r = -2; r < rounds; r++) { /* two rounds of warm-up */
-            double t0, t1, t2, t3;
+            double t0, t1, t2, t3, t4, t5;
 
             MPI_Barrier(MPI_COMM_WORLD);
             t0 = MPI_Wtime();
             MPI_Allreduce(MPI_IN_PLACE, plain, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             t1 = MPI_Wtime();
+            MPI_Barrier(MPI_COMM_WORLD);
+            t2 = MPI_Wtime();
             if (tensor_all_reduce(c, t, TENDO_REDUCE_SUM) != TENDO_OK)
                 return fprintf(stderr, "bench-comm: %s\n", tendo_error_message(tendo_last_error())), 1;
-            t2 = MPI_Wtime();
+            t3 = MPI_Wtime();
+            MPI_Barrier(MPI_COMM_WORLD);
+            t4 = MPI_Wtime();
             if (tensor_all_reduce(c, h, TENDO_REDUCE_SUM) != TENDO_OK)
                 return fprintf(stderr, "bench-comm: %s\n", tendo_error_message(tendo_last_error())), 1;
-            t3 = MPI_Wtime();
+            t5 = MPI_Wtime();
             if (r >= 0) {
                 tm[r] = t1 - t0;
-                tm[rounds + r] = t2 - t1;
-                tm[2 * rounds + r] = t3 - t2;
+                tm[rounds + r] = t3 - t2;
+                tm[2 * rounds + r] = t5 - t4;
             }
         }
         /* every rank's slowest time of each round is what the job saw */
