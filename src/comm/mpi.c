@@ -147,6 +147,7 @@ typedef struct {
     int64_t failed;       /* the rank's own checks refused its call */
     int64_t sig[SIG_MAX]; /* the signature, zeros past its n values */
 } agree_head;
+_Static_assert(TENDO__SIG_N <= SIG_MAX, "comm.c's signature fits in a head");
 
 /* The records' tags, all below 32768 (the least MPI_TAG_UB MPI allows):
  * a head's, and a carried all_reduce's, TAG_CARRY | dtype << 3 | reduce
@@ -208,9 +209,10 @@ static bool agree_by_max(const char *op, struct tendo__mpi *m, const int64_t *si
 /* A record a little past the eager limit of Open MPI's shared-memory
  * transport (4 KiB with its header: 4032 bytes of data go eagerly, 4064
  * not) would wait for the receiver's handshake; as two messages of at
- * most PIECE_BYTES it does not (a 4240-byte record: one message took
- * 2.0-2.1 us between two ranks here, two 1.5-1.6).  Past two pieces the
- * messages cost more than the handshake saves. */
+ * most PIECE_BYTES it does not (a 4240-byte record, a head and 4 KiB of
+ * data as records were then: one message took 2.0-2.1 us between two
+ * ranks here, two 1.5-1.6).  Past two pieces the messages cost more than
+ * the handshake saves. */
 #define PIECE_BYTES ((size_t)4000)
 
 /* What a rank sends: bytes of data, in one message tagged tag or, where
@@ -368,7 +370,8 @@ static bool agree_by_exchange(const char *op, struct tendo__mpi *m, const int64_
                               int n, bool ok_here, const tendo__coll *w, bool *done)
 {
     size_t es = w ? tendo_dtype_size(w->dtype) : 1;
-    bool carry = ok_here && w && w->kind == TENDO__COLL_ALL_REDUCE && (size_t)w->count * es <= carry_limit(m->size);
+    bool carry = ok_here && w && w->kind == TENDO__COLL_ALL_REDUCE && (size_t)w->count * es <= carry_limit(m->size) &&
+                 (int)w->dtype < MAX_CODES; /* its code fits in the tag */
     size_t bytes = carry ? (size_t)w->count * es : 0;
     agree_head *h = (agree_head *)(void *)(m->slots + (size_t)m->rank * SLOT_BYTES);
     int got[EXCHANGE_MAX_RANKS], tag[EXCHANGE_MAX_RANKS];
@@ -413,7 +416,7 @@ static bool agree_by_exchange(const char *op, struct tendo__mpi *m, const int64_
             const void *peer = m->slots + (size_t)(1 - m->rank) * SLOT_BYTES;
             tendo__fold_pair(w->dtype, w->op, m->rank ? peer : w->recv, m->rank ? w->recv : peer, w->recv, w->count);
         } else { /* the ranks' slots in rank order, this rank's data in its own */
-            memcpy(h, w->recv, bytes);
+            memcpy(m->slots + (size_t)m->rank * SLOT_BYTES, w->recv, bytes);
             tendo__fold(w->dtype, w->op, m->size, m->slots, (int64_t)(SLOT_BYTES / es), w->count, w->recv, m->size);
         }
         *done = true;

@@ -129,8 +129,9 @@ static void test_errors(void)
         ok(comm_all(local), "element counts that differ: TENDO_ERR_COMM on every rank, nothing written");
 
         /* element counts whose records differ in how they travel: carried in
-         * one message (100 and 5000 f32), in two (1024, 1500: 4 and 6 KiB),
-         * or not carried (20000: 80 KB); rank 0 has the first count */
+         * one message (100 f32, and 5000 between two ranks: 20 KB), in two
+         * (1024, 1500: 4 and 6 KiB), or not carried (20000: 80 KB); rank 0
+         * has the first count */
         static const int64_t counts[][2] = {{100, 20000}, {100, 1024}, {1024, 1500}, {1500, 20000}, {5000, 1024}};
         for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
             int64_t nbig = counts[c][g_rank == 0 ? 0 : 1];
