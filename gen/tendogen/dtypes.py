@@ -328,17 +328,17 @@ def load_dtypes(path):
         if dt.kind == "float" and dt.mantissa_bits <= 0:
             raise GenError(f"{where}: a float dtype needs mantissa_bits")
         if dt.own_accum or dt.kind != "float":
-            if dt.widen_run or dt.narrow_run or dt.add_run:
+            if dt.widen_run or dt.narrow_run:
                 raise GenError(f"{where}: '{dt.name}' is read in an element loop ({dt.c_type} to "
-                               f"{dt.accum_type}): widen_run, narrow_run and add_run must be empty")
+                               f"{dt.accum_type}): widen_run and narrow_run must be empty")
         else:
             for field in ("widen_run", "narrow_run", "bits_type"):
                 if not IDENT.match(getattr(dt, field)):
                     raise GenError(f"{where}: '{dt.name}' stores {dt.c_type} and computes in "
                                    f"{dt.accum_type}: {field} must name a C identifier")
-            if dt.add_run and (dt.accum_type != "float" or not IDENT.match(dt.add_run)):
-                raise GenError(f"{where}: add_run must name a C identifier, for a dtype that computes "
-                               f"in float (not {dt.accum_type})")
+        if dt.add_run and (dt.kind != "float" or dt.accum_type != "float" or not IDENT.match(dt.add_run)):
+            raise GenError(f"{where}: add_run must name a C identifier, for a float dtype that computes "
+                           f"in float (not {dt.kind} in {dt.accum_type})")
         if dt.own_compute and dt.bits_type:
             raise GenError(f"{where}: '{dt.name}' is its own compute type ({dt.c_type}): "
                            "bits_type must be empty")

@@ -111,8 +111,8 @@ void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int
 /* out[i] = x[i] op y[i] for i < n, x the first operand, in dt's compute
  * type, rounded once (AVG: the mean of the two); out may be x or y.  The
  * body of the user-defined MPI ops, of tendo__fold's two blocks, and of
- * the sum of a small all_reduce between two ranks (mpi.c); f32's SUM and
- * AVG take tendo__vadd_pairs_f32's vectors. */
+ * the sum of a small all_reduce between two ranks (mpi.c); SUM and AVG
+ * take the dtype's add_pairs where it has one (f32's vectors). */
 void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *x, const void *y, void *out, int64_t n);
 
 /* ---- comm.c: the collectives of gen/registry/comm.toml (tensor_<dt>_all_reduce, ...), op naming the entry point ---- */

@@ -6,7 +6,6 @@
 #include "comm/comm.h"
 #include "core/iter.h"
 #include "core/traits.h"
-#include "cpu/vmath.h"
 
 #define FOLD_CHUNK 2048
 
@@ -145,19 +144,15 @@ void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *x, const v
     void *dst = out;
     int nb = 2, div = 2; /* AVG: the mean of the two */
 
-    if (dt == TENDO_F32 && (op == TENDO_REDUCE_SUM || op == TENDO_REDUCE_AVG)) { /* vectors as wide as the CPU's */
-        tendo__vadd_pairs_f32(x, y, out, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
+    /* a sum or mean in one pass, where the dtype has one (f32's vectors,
+     * a narrow float's widen-add-round): the same bits as the chunks below
+     * ((x + y) * 0.5 is (x + y) / 2) */
+    if (tr->add_pairs && (op == TENDO_REDUCE_SUM || op == TENDO_REDUCE_AVG)) {
+        tr->add_pairs(x, y, out, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
         return;
     }
     if (tr->own_compute) {
         BY_COMPUTE(PAIR_DIRECT);
-        return;
-    }
-
-    /* a sum or mean of a narrow float in one pass, where its dtype has one:
-     * the same bits as the chunks below ((x + y) * 0.5 is (x + y) / 2) */
-    if (tr->add_pairs && (op == TENDO_REDUCE_SUM || op == TENDO_REDUCE_AVG)) {
-        tr->add_pairs(x, y, out, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
         return;
     }
 

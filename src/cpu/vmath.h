@@ -65,8 +65,8 @@ void tendo__vrsqrt_f32(const float *x, float *y, int64_t n);
 void tendo__vadamw_f32(float *p, const float *g, float *m, float *v, int64_t n, const float c[7]);
 /* out[i] = (a[i] + b[i]) * scale for 0 <= i < n (scale 1: no multiply;
  * 0.5: the mean of two, the bits of the sum divided by 2); out may be a
- * or b.  The same bits on every path: the collectives' sum of two ranks'
- * floats (src/comm/fold.c). */
+ * or b.  The same bits on every path: f32's add_pairs in the dtype table
+ * (gen/dtypes.toml), the collectives' sum of two ranks' floats. */
 void tendo__vadd_pairs_f32(const float *a, const float *b, float *out, int64_t n, float scale);
 
 /* Scalar versions, same semantics (computed in double, rounded once). */

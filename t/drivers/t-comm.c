@@ -157,19 +157,19 @@ static void test_errors(void)
         tensor_free(t12);
 
         /* calls carried with their data that differ only in what the
-         * records' tags say: the same 1 KiB as f32 on rank 0 and bf16
+         * records' tags say: the same 1 KiB as f32 on rank 0 and i64
          * elsewhere; SUM on rank 0 and MAX elsewhere; and an all_reduce on
          * rank 0 against a broadcast of the same tensor elsewhere */
         tensor_f32 *k32 = tensor_f32_full(1, (int64_t[]){256}, 2.0, tendo_cpu());
-        tensor_bf16 *k16 = tensor_bf16_full(1, (int64_t[]){512}, 2.0, tendo_cpu());
+        tensor_i64 *k64 = tensor_i64_full(1, (int64_t[]){128}, 2.0, tendo_cpu());
         float k32_back[256];
         bool same_data;
-        if (!k32 || !k16)
+        if (!k32 || !k64)
             bail("fixtures: %s", tendo_error_message(tendo_last_error()));
         st = g_rank == 0 ? tensor_all_reduce(g_comm, k32, TENDO_REDUCE_SUM)
-                         : tensor_all_reduce(g_comm, k16, TENDO_REDUCE_SUM);
+                         : tensor_all_reduce(g_comm, k64, TENDO_REDUCE_SUM);
         ok(comm_all(failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "dtype")),
-           "the same bytes carried as f32 and as bf16: TENDO_ERR_COMM naming the dtype on every rank");
+           "the same bytes carried as f32 and as i64: TENDO_ERR_COMM naming the dtype on every rank");
         st = tensor_all_reduce(g_comm, k32, g_rank == 0 ? TENDO_REDUCE_SUM : TENDO_REDUCE_MAX);
         ok(comm_all(failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "reduce op")),
            "SUM on one rank, MAX on the others: TENDO_ERR_COMM naming the reduce op on every rank");
@@ -180,7 +180,7 @@ static void test_errors(void)
         ok(comm_all(failed_with(st, TENDO_ERR_COMM) && strstr(tendo_error_message(tendo_last_error()), "collective") &&
                     same_data),
            "an all_reduce carried against a broadcast: TENDO_ERR_COMM naming the collective, nothing written");
-        tensor_free(k16);
+        tensor_free(k64);
         tensor_free(k32);
 
         /* the last rank passes NULL: its own error there, TENDO_ERR_COMM elsewhere */
