@@ -18,7 +18,8 @@
  * TENDO_ERR_COMM (or the rank's own error), never a hang.  In a world of
  * up to 8 ranks the ranks exchange records of their calls, and a CPU
  * all_reduce of at most 64 KiB between two ranks (16 KiB among more) is
- * its own record (one round trip in all); a larger world agrees through one small MPI_Allreduce before the data.
+ * its own record (one round trip in all); a larger world agrees through
+ * one small MPI_Allreduce before the data.
  * TENDO_COMM_CHECK=0 in the environment skips the agreement, for a
  * program whose calls are known to match (a mismatch or a refused argument
  * then leaves the ranks as MPI does: undefined, often hanging).  A rank

@@ -65,18 +65,18 @@
         }                                                                                          \
     } while (0)
 
-/* The blocks of a dtype whose elements are its compute type T (in, nb
- * blocks `stride` elements apart), combined straight into out, block 0
- * first: what CHUNKS computes, the same bits, without its conversion
- * buffers. */
+/* The blocks of a dtype whose elements are its compute type T (FIRST(0),
+ * then NEXT(b, 0) for b = 1 .. nb - 1, as CHUNKS reads them), combined
+ * straight into out, block 0 first: what CHUNKS computes, the same bits,
+ * without its conversion buffers. */
 #define DIRECT(T, ADD, MUL, MAXF, MINF)                                                            \
     do {                                                                                           \
-        const T *b0 = in;                                                                          \
+        const T *b0 = (const T *)(const void *)FIRST(0);                                           \
         T *o = out;                                                                                \
         if (nb == 1 && o != b0)                                                                    \
             memmove(o, b0, (size_t)n * sizeof(T));                                                 \
         for (int b = 1; b < nb; b++) {                                                             \
-            const T *a = b == 1 ? b0 : o, *v = b0 + (size_t)b * (size_t)stride;                   \
+            const T *a = b == 1 ? b0 : o, *v = (const T *)(const void *)NEXT(b, 0);                \
             COMBINE(o, a, v, n, ADD, MUL, MAXF, MINF)                                              \
         }                                                                                          \
         DIVIDE(T, o, n)                                                                            \
@@ -111,6 +111,8 @@ void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int
     void *dst = out;
     int div = avg_div;
 
+#define FIRST(at) ((const char *)in + (size_t)(at) * tr->size)
+#define NEXT(b, at) ((const char *)in + (size_t)((b) * stride + (at)) * tr->size)
     if (tr->own_compute) {
         BY_COMPUTE(DIRECT);
         return;
@@ -118,25 +120,13 @@ void tendo__fold(tendo_dtype dt, tendo_reduce_op op, int nb, const void *in, int
     /* two blocks: fold_pair's pair (a narrow float's one-pass sum), block 0
      * the first operand */
     if (nb == 2 && avg_div == 2) {
-        tendo__fold_pair(dt, op, in, (const char *)in + (size_t)stride * tr->size, out, n);
+        tendo__fold_pair(dt, op, in, NEXT(1, 0), out, n);
         return;
     }
-#define FIRST(at) ((const char *)in + (size_t)(at) * tr->size)
-#define NEXT(b, at) ((const char *)in + (size_t)((b) * stride + (at)) * tr->size)
     BY_COMPUTE(CHUNKS);
 #undef FIRST
 #undef NEXT
 }
-
-/* x op y straight into out, for a dtype whose elements are its compute
- * type T: the bits of CHUNKS without its copies. */
-#define PAIR_DIRECT(T, ADD, MUL, MAXF, MINF)                                                       \
-    do {                                                                                           \
-        const T *a = x, *v = y;                                                                    \
-        T *o = out;                                                                                \
-        COMBINE(o, a, v, n, ADD, MUL, MAXF, MINF)                                                  \
-        DIVIDE(T, o, n)                                                                            \
-    } while (0)
 
 void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *x, const void *y, void *out, int64_t n)
 {
@@ -151,14 +141,14 @@ void tendo__fold_pair(tendo_dtype dt, tendo_reduce_op op, const void *x, const v
         tr->add_pairs(x, y, out, n, op == TENDO_REDUCE_AVG ? 0.5f : 1.0f);
         return;
     }
-    if (tr->own_compute) {
-        BY_COMPUTE(PAIR_DIRECT);
-        return;
-    }
 
 /* each chunk of x and y is widened before its place in out is written */
 #define FIRST(at) ((const char *)x + (size_t)(at) * tr->size)
 #define NEXT(k, at) ((void)(k), (const char *)y + (size_t)(at) * tr->size)
+    if (tr->own_compute) {
+        BY_COMPUTE(DIRECT);
+        return;
+    }
     BY_COMPUTE(CHUNKS);
 #undef FIRST
 #undef NEXT
