@@ -3,9 +3,11 @@
  *   mpirun -np 2 bench/bench-comm [MAX_BYTES]      (make bench-comm)
  *
  * For buffers of 1 KiB to MAX_BYTES (default 256 MiB), x4 each step, times
- * in interleaved rounds, each round one call of each, each call timed from
- * a barrier (as the OSU benchmarks time theirs), so that none starts with
- * the skew between the ranks that the one before left:
+ * in interleaved rounds, each round one call of each in an order that
+ * rotates from round to round (so that none always follows the same one),
+ * each call timed from a barrier (as the OSU benchmarks time theirs), so
+ * that none starts with the skew between the ranks that the one before
+ * left:
  *   mpi       MPI_Allreduce(MPI_IN_PLACE, f32 SUM) on a plain buffer;
  *   tendo     tensor_f32_all_reduce(SUM) on a tensor of the same bytes
  *             (the ranks' agreement included);
@@ -14,8 +16,9 @@
  * Run it again with TENDO_COMM_CHECK=0 to see tendo without the ranks'
  * agreement before each call (include/tendo/comm.h).
  * Prints, per size, the best time of each and the bus bandwidth
- * (bytes x 2 (n - 1) / n / time, NCCL's convention) and the ratios
- * tendo/mpi and bf16/tendo (of bytes per second).  Rank 0 prints.  Not a
+ * (bytes x 2 (n - 1) / n / time, NCCL's convention) and the ratios of
+ * bytes per second tendo/mpi, bf16/tendo and bf16/mpi (MPI has no bf16:
+ * its f32 on the same bytes is the plain reference there).  Rank 0 prints.  Not a
  * test.
  */
 #include <mpi.h>
@@ -52,10 +55,10 @@ int main(int argc, char **argv)
     }
     if (rank == 0)
         printf("# all_reduce SUM, %d ranks%s; bus bandwidth GB/s (best of the rounds)\n"
-               "%10s %10s %10s %10s %12s %12s\n",
+               "%10s %10s %10s %10s %10s %10s %10s\n",
                size, getenv("TENDO_COMM_CHECK") && !strcmp(getenv("TENDO_COMM_CHECK"), "0")
                          ? ", TENDO_COMM_CHECK=0 (no agreement before each call)" : "",
-               "bytes", "mpi", "tendo", "bf16", "tendo/mpi", "bf16/tendo");
+               "bytes", "mpi", "tendo", "bf16", "tendo/mpi", "bf16/tendo", "bf16/mpi");
     for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
         int64_t n = (int64_t)(bytes / 4), n16 = (int64_t)(bytes / 2);
         int rounds = bytes <= ((size_t)1 << 20) ? 200 : bytes <= ((size_t)16 << 20) ? 20 : 5;
@@ -70,27 +73,23 @@ int main(int argc, char **argv)
         }
         for (int64_t i = 0; i < n; i++)
             plain[i] = 1.0f / (float)size;
-        for (int r = -2; r < rounds; r++) { /* two rounds of warm-up */
-            double t0, t1, t2, t3, t4, t5;
+        for (int r = -3; r < rounds; r++) { /* three rounds of warm-up */
+            for (int j = 0; j < 3; j++) {
+                int k = (j + (r + 3)) % 3; /* the order rotates round by round */
+                double t0;
+                tendo_status st = TENDO_OK;
 
-            MPI_Barrier(MPI_COMM_WORLD);
-            t0 = MPI_Wtime();
-            MPI_Allreduce(MPI_IN_PLACE, plain, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-            t1 = MPI_Wtime();
-            MPI_Barrier(MPI_COMM_WORLD);
-            t2 = MPI_Wtime();
-            if (tensor_all_reduce(c, t, TENDO_REDUCE_SUM) != TENDO_OK)
-                return fprintf(stderr, "bench-comm: %s\n", tendo_error_message(tendo_last_error())), 1;
-            t3 = MPI_Wtime();
-            MPI_Barrier(MPI_COMM_WORLD);
-            t4 = MPI_Wtime();
-            if (tensor_all_reduce(c, h, TENDO_REDUCE_SUM) != TENDO_OK)
-                return fprintf(stderr, "bench-comm: %s\n", tendo_error_message(tendo_last_error())), 1;
-            t5 = MPI_Wtime();
-            if (r >= 0) {
-                tm[r] = t1 - t0;
-                tm[rounds + r] = t3 - t2;
-                tm[2 * rounds + r] = t5 - t4;
+                MPI_Barrier(MPI_COMM_WORLD);
+                t0 = MPI_Wtime();
+                if (k == 0)
+                    MPI_Allreduce(MPI_IN_PLACE, plain, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+                else
+                    st = k == 1 ? tensor_all_reduce(c, t, TENDO_REDUCE_SUM) : tensor_all_reduce(c, h, TENDO_REDUCE_SUM);
+                t0 = MPI_Wtime() - t0;
+                if (st != TENDO_OK)
+                    return fprintf(stderr, "bench-comm: %s\n", tendo_error_message(tendo_last_error())), 1;
+                if (r >= 0)
+                    tm[k * rounds + r] = t0;
             }
         }
         /* every rank's slowest time of each round is what the job saw */
@@ -98,8 +97,8 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++)
             bw[k] = (double)bytes * 2.0 * (size - 1) / size / best_of(tm + k * rounds, rounds) / 1e9;
         if (rank == 0)
-            printf("%10zu %10.3f %10.3f %10.3f %12.3f %12.3f\n", bytes, bw[0], bw[1], bw[2], bw[1] / bw[0],
-                   bw[2] / bw[1]);
+            printf("%10zu %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", bytes, bw[0], bw[1], bw[2], bw[1] / bw[0],
+                   bw[2] / bw[1], bw[2] / bw[0]);
         fflush(stdout);
         free(tm);
         free(plain);
