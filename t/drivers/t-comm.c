@@ -4,7 +4,8 @@
  * tensors, on the CPU (MPI) and on cuda:0 (NCCL) when there is one, against
  * the value each rank computes alone from every rank's known input; the
  * same bits on every rank; mismatched and refused calls failing on every
- * rank; the gradients of all_gather and reduce_scatter.
+ * rank; the gradients of all_gather and reduce_scatter; all_reduces from
+ * two threads at once.
  *
  * Every rank runs every check; a check passes when it passed on all ranks
  * (the test combines them over MPI itself).  Only rank 0 prints TAP; the
@@ -25,6 +26,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,6 +358,57 @@ static void test_all_reduce_grads(tendo_device d)
         tendo_tensor_free(ps[i]);
 }
 
+/* One thread's share of test_threads: `calls` all_reduces (SUM) of n f32
+ * ones, each result checked. */
+typedef struct {
+    int64_t n;
+    int calls;
+    bool ok;
+} ones_job;
+
+static void *all_reduce_ones(void *arg)
+{
+    ones_job *j = arg;
+    tensor_f32 *t = tensor_f32_zeros(1, &j->n, tendo_cpu());
+    float *p = t ? tensor_f32_data(t) : NULL;
+
+    j->ok = p != NULL;
+    for (int i = 0; i < j->calls; i++) { /* every call made (t NULL too), so that the ranks' calls match */
+        for (int64_t k = 0; p && k < j->n; k++)
+            p[k] = 1.0f;
+        j->ok = tensor_all_reduce(g_comm, t, TENDO_REDUCE_SUM) == TENDO_OK && j->ok;
+        for (int64_t k = 0; j->ok && k < j->n; k++)
+            j->ok = p[k] == (float)g_size;
+    }
+    tensor_free(t);
+    return NULL;
+}
+
+/* Two threads' all_reduces at once: a rank's calls go one after the other
+ * (tendo's MPI lock), so each meets one call of each other rank, in
+ * whichever order they came; every call is the same (ones, SUM), so every
+ * result is the world's size.  A small one (carried with the agreement)
+ * and one past what the agreement carries. */
+static void test_threads(void)
+{
+    static const int64_t sizes[] = {256, 65536};
+
+    for (int s = 0; s < 2; s++) {
+        ones_job jobs[2] = {{sizes[s], 40, false}, {sizes[s], 40, false}};
+        pthread_t th[2];
+        bool made[2];
+
+        for (int i = 0; i < 2; i++)
+            if (!(made[i] = pthread_create(&th[i], NULL, all_reduce_ones, &jobs[i]) == 0))
+                all_reduce_ones(&jobs[i]); /* the same calls, on this thread */
+        for (int i = 0; i < 2; i++)
+            if (made[i])
+                pthread_join(th[i], NULL);
+        ok(comm_all(jobs[0].ok && jobs[1].ok), "all_reduces of %lld f32 from two threads at once, 40 each: every result %d",
+           (long long)sizes[s], g_size);
+    }
+}
+
 /* LeakSanitizer's check, where the build has it: made before MPI is
  * finalized, so that what Open MPI keeps until then (reachable) is not
  * reported, and its plugins, unloaded at exit, need no naming; tendo's
@@ -408,6 +461,8 @@ int main(int argc, char **argv)
                 test_grads(tendo_cuda(0));
         }
         test_all_reduce_grads(tendo_cpu());
+        if (!agreement_only)
+            test_threads();
         if (!agreement_only && tendo_cuda_available())
             test_all_reduce_grads(tendo_cuda(0));
     }
