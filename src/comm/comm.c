@@ -313,23 +313,22 @@ static tendo__coll coll_of(const call *k)
                          .recv = tendo__tensor_data(k->recv)};
 }
 
-/* Moves the data of k (size > 1, arguments agreed). */
-static bool transport(call *k, const tendo__coll *w)
+/* Moves the data of a CUDA collective k (size > 1, arguments agreed)
+ * over NCCL. */
+static bool transport_cuda(call *k, const tendo__coll *w)
 {
-    if (k->send->storage->device.type == TENDO_CUDA) {
-        const tendo__tensor *ts[2] = {k->recv, k->send};
-        return tendo__device_ops_of(TENDO_CUDA)->collective(k->op, k->c, k->send->storage->device, w, ts,
-                                                            k->recv == k->send ? 1 : 2);
-    }
-    return tendo__mpi_run(k->op, k->c->mpi, w);
+    const tendo__tensor *ts[2] = {k->recv, k->send};
+
+    return tendo__device_ops_of(TENDO_CUDA)->collective(k->op, k->c, k->send->storage->device, w, ts,
+                                                        k->recv == k->send ? 1 : 2);
 }
 
 /* The common part of every collective: checks, buffers, agreement and
- * transport (which a small CPU all_reduce's agreement may have done).
- * False with the error set (and nothing in k to free). */
+ * transport (a CPU collective's with the agreement, mpi.c).  False with
+ * the error set (and nothing in k to free). */
 static bool run(call *k)
 {
-    bool ok = check_args(k), cpu = false, done = false;
+    bool ok = check_args(k), cpu = false;
     int64_t sig[TENDO__SIG_N];
     tendo__coll w = {0};
 
@@ -343,8 +342,8 @@ static bool run(call *k)
     }
     signature(k, sig);
     if (k->c->size > 1) {
-        ok = tendo__mpi_agree(k->op, k->c->mpi, sig, sig_names, TENDO__SIG_N, ok, cpu ? &w : NULL, cpu ? &done : NULL) &&
-             (done || transport(k, &w));
+        ok = tendo__mpi_agree(k->op, k->c->mpi, sig, sig_names, TENDO__SIG_N, ok, cpu ? &w : NULL) &&
+             (cpu || transport_cuda(k, &w));
     }
     if (!ok)
         call_free(k);
@@ -404,11 +403,10 @@ static tendo_status dense_cpu_all_reduce(const char *op, const tendo_comm *c, te
     tendo__coll w = {.kind = TENDO__COLL_ALL_REDUCE, .dtype = t->dtype, .op = rop, .count = t->numel, .send = data,
                      .recv = data};
     int64_t sig[TENDO__SIG_N];
-    bool ok = check_reduce_op(op, t->dtype, rop), done = false;
+    bool ok = check_reduce_op(op, t->dtype, rop);
 
     tendo__all_reduce_signature(t->dtype, rop, t->numel, sig);
-    ok = tendo__mpi_agree(op, c->mpi, sig, sig_names, TENDO__SIG_N, ok, &w, &done) &&
-         (done || tendo__mpi_run(op, c->mpi, &w));
+    ok = tendo__mpi_agree(op, c->mpi, sig, sig_names, TENDO__SIG_N, ok, &w);
     return ok ? TENDO_OK : status_now();
 }
 

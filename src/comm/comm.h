@@ -88,12 +88,14 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
  * passed and every signature is the same.  Otherwise false on every rank:
  * a rank that failed keeps its own error; the others get TENDO_ERR_COMM
  * naming op and, through names[i], the first value that differs.  w, when
- * not NULL, is the CPU collective that follows (done not NULL): a small
- * all_reduce may be done with the agreement, which sets *done (else the
- * caller runs w). */
+ * not NULL, is the CPU collective agreed on, run under the same hold of
+ * the MPI lock (a small all_reduce's data travel with the agreement), so
+ * that each CPU collective runs whole even when threads call them at once;
+ * then true means it is done. */
 bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
-                      bool ok_here, const tendo__coll *w, bool *done);
-/* Runs w over host buffers; false with TENDO_ERR_COMM (or TENDO_ERR_OOM). */
+                      bool ok_here, const tendo__coll *w);
+/* Runs w over host buffers, with no agreement (a barrier); false with
+ * TENDO_ERR_COMM (or TENDO_ERR_OOM). */
 bool tendo__mpi_run(const char *op, struct tendo__mpi *m, const tendo__coll *w);
 /* n bytes of rank 0's buf to every rank's. */
 bool tendo__mpi_bcast_bytes(const char *op, struct tendo__mpi *m, void *buf, size_t n);

@@ -76,7 +76,7 @@ static bool same_gradients(const char *op, const tendo_comm *c, const tendo_opti
             h = (h ^ f[k]) * 1099511628211ull;
     }
     sig = (int64_t)(h >> 1);
-    return tendo__mpi_agree(op, c->mpi, &sig, what, 1, true, NULL, NULL);
+    return tendo__mpi_agree(op, c->mpi, &sig, what, 1, true, NULL);
 }
 
 tendo_status tendo_optimizer_all_reduce_grads(tendo_optimizer *opt, const tendo_comm *c)

@@ -22,6 +22,7 @@
  * rank sent to rank r (alltoall), which reduces it and shares the result
  * (allgather): the bytes on the wire of a ring all-reduce.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "config.h"
 
 #include <limits.h>
@@ -36,6 +37,7 @@
 #include <mpi.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 
 struct tendo__mpi {
     MPI_Comm comm;
@@ -50,19 +52,24 @@ struct tendo__mpi {
     size_t scratch_n;
 };
 
-/* tendo's MPI calls go one thread at a time (MPI_THREAD_SERIALIZED), and
- * the slots and scratch below are one call's at a time: a spin lock,
- * taken with one atomic exchange and given back with a plain store, where
- * a mutex takes two atomic operations (two ranks, 1 KiB f32 all_reduces
- * in a loop: 0-2.5 % faster, three runs).  A thread that finds
- * it taken (another thread's collective, which MPI would not match
- * reliably anyway) yields until it is free. */
+/* tendo's MPI calls go one thread at a time (MPI_THREAD_SERIALIZED), a
+ * CPU collective whole, from its agreement to its last message, and the
+ * slots and scratch of struct tendo__mpi are one collective's at a time: a
+ * lock taken with one atomic exchange and given back with a plain store,
+ * where a mutex takes two atomic operations (two ranks, 1 KiB f32
+ * all_reduces in a loop: 0-2.5 % faster, three runs).  A thread that finds
+ * it taken (another thread's collective) yields a few times, then sleeps
+ * 50 us at a time, rather than spin through a long collective. */
 static atomic_flag mpi_busy = ATOMIC_FLAG_INIT;
 
 static void lock_mpi(void)
 {
-    while (atomic_flag_test_and_set_explicit(&mpi_busy, memory_order_acquire))
-        sched_yield();
+    for (int tries = 0; atomic_flag_test_and_set_explicit(&mpi_busy, memory_order_acquire); tries++) {
+        if (tries < 64)
+            sched_yield();
+        else
+            nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
+    }
 }
 
 static void unlock_mpi(void) { atomic_flag_clear_explicit(&mpi_busy, memory_order_release); }
@@ -194,7 +201,7 @@ static bool make_slots(const char *op)
 }
 
 /* One MAX over [failed, sig, -sig]: every signature is the same when
- * max(sig) == -max(-sig). */
+ * max(sig) == -max(-sig).  Called with the lock held. */
 static bool agree_by_max(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
                          bool ok_here)
 {
@@ -206,9 +213,7 @@ static bool agree_by_max(const char *op, struct tendo__mpi *m, const int64_t *si
         v[1 + i] = sig[i];
         v[1 + n + i] = -sig[i];
     }
-    lock_mpi();
     ok = mpi_ok(op, MPI_Allreduce(v, r, 1 + 2 * n, MPI_INT64_T, MPI_MAX, m->comm), "agreeing on the call");
-    unlock_mpi();
     if (!ok || !ok_here)
         return false; /* a rank that failed keeps its own error */
     if (r[0])
@@ -383,6 +388,9 @@ static int compare_record(const char *slot, int got, int tag, const int64_t *sig
     return 0;
 }
 
+/* The agreement between up to EXCHANGE_MAX_RANKS ranks; w (not NULL: a
+ * CPU collective) is done with it when it is a small all_reduce (*done).
+ * Called with the lock held. */
 static bool agree_by_exchange(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names,
                               int n, bool ok_here, const tendo__coll *w, bool *done)
 {
@@ -398,7 +406,6 @@ static bool agree_by_exchange(const char *op, struct tendo__mpi *m, const int64_
     record r;
     bool ok;
 
-    lock_mpi();
     if (carry) {
         r = record_of(w->recv, bytes, TAG_CARRY | (int)w->dtype << TAG_DTYPE_SHIFT | (int)w->op);
     } else {
@@ -438,7 +445,6 @@ static bool agree_by_exchange(const char *op, struct tendo__mpi *m, const int64_
         }
         *done = true;
     }
-    unlock_mpi();
     if (!ok || !ok_here)
         return false; /* a rank that failed keeps its own error */
     if (failed >= 0)
@@ -450,16 +456,24 @@ static bool agree_by_exchange(const char *op, struct tendo__mpi *m, const int64_
     return true;
 }
 
+static bool run_checked(const char *op, struct tendo__mpi *m, const tendo__coll *w);
+
 bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
-                      bool ok_here, const tendo__coll *w, bool *done)
+                      bool ok_here, const tendo__coll *w)
 {
-    if (done)
-        *done = false;
+    bool ok, done = false;
+
+    lock_mpi();
     if (!check_calls) /* the program vouches for its calls */
-        return ok_here;
-    if (m->slots)
-        return agree_by_exchange(op, m, sig, names, n, ok_here, done ? w : NULL, done);
-    return agree_by_max(op, m, sig, names, n, ok_here);
+        ok = ok_here;
+    else if (m->slots)
+        ok = agree_by_exchange(op, m, sig, names, n, ok_here, w, &done);
+    else
+        ok = agree_by_max(op, m, sig, names, n, ok_here);
+    if (ok && w && !done)
+        ok = run_checked(op, m, w);
+    unlock_mpi();
+    return ok;
 }
 
 bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size)
@@ -776,11 +790,12 @@ static bool run_locked(const char *op, struct tendo__mpi *m, const tendo__coll *
     return true;
 }
 
-bool tendo__mpi_run(const char *op, struct tendo__mpi *m, const tendo__coll *w)
+/* run_locked, after the counts that MPI cannot take are refused.  Called
+ * with the lock held. */
+static bool run_checked(const char *op, struct tendo__mpi *m, const tendo__coll *w)
 {
     int size = m->size;
     bool chunked = w->kind == TENDO__COLL_ALL_REDUCE || w->kind == TENDO__COLL_BROADCAST;
-    bool ok;
 
     if (!chunked && w->count > INT_MAX / size)
         return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "more than 2^31 - 1 elements across the ranks in one call"),
@@ -788,8 +803,15 @@ bool tendo__mpi_run(const char *op, struct tendo__mpi *m, const tendo__coll *w)
     if (w->kind == TENDO__COLL_ALL_REDUCE && w->count > INT_MAX && native_type(w->dtype, w->op) == MPI_DATATYPE_NULL &&
         !pairwise_exact(w->dtype, size))
         return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "more than 2^31 - 1 elements of a 16- or 8-bit float"), false;
+    return run_locked(op, m, w);
+}
+
+bool tendo__mpi_run(const char *op, struct tendo__mpi *m, const tendo__coll *w)
+{
+    bool ok;
+
     lock_mpi();
-    ok = run_locked(op, m, w);
+    ok = run_checked(op, m, w);
     unlock_mpi();
     return ok;
 }
@@ -818,11 +840,9 @@ bool tendo__mpi_bcast_bytes(const char *op, struct tendo__mpi *m, void *buf, siz
 }
 
 bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
-                      bool ok_here, const tendo__coll *w, bool *done)
+                      bool ok_here, const tendo__coll *w)
 {
     (void)op, (void)m, (void)sig, (void)names, (void)n, (void)w;
-    if (done)
-        *done = false;
     return ok_here;
 }
 

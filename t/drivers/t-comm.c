@@ -384,11 +384,12 @@ static void *all_reduce_ones(void *arg)
     return NULL;
 }
 
-/* Two threads' all_reduces at once: a rank's calls go one after the other
- * (tendo's MPI lock), so each meets one call of each other rank, in
+/* Two threads' all_reduces at once: a rank's CPU collectives run one
+ * after the other, each whole (its agreement and its data under one hold
+ * of tendo's MPI lock), so each meets one call of each other rank, in
  * whichever order they came; every call is the same (ones, SUM), so every
- * result is the world's size.  A small one (carried with the agreement)
- * and one past what the agreement carries. */
+ * result is the world's size.  A small one (its data carried with the
+ * agreement) and one past that (agreement, then MPI_Allreduce). */
 static void test_threads(void)
 {
     static const int64_t sizes[] = {256, 65536};
@@ -404,8 +405,8 @@ static void test_threads(void)
         for (int i = 0; i < 2; i++)
             if (made[i])
                 pthread_join(th[i], NULL);
-        ok(comm_all(jobs[0].ok && jobs[1].ok), "all_reduces of %lld f32 from two threads at once, 40 each: every result %d",
-           (long long)sizes[s], g_size);
+        ok(comm_all(jobs[0].ok && jobs[1].ok),
+           "all_reduces of %lld f32 from two threads at once, 40 each: every result %d", (long long)sizes[s], g_size);
     }
 }
 
