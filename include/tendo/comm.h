@@ -12,8 +12,9 @@
  *
  * Every process of the job must make the same collective calls in the same
  * order.  CPU collectives called from two threads at once run one after
- * the other, each whole, in whichever order: only calls that are the same
- * on every rank may race (CUDA collectives not at all).  Before moving any data each call compares what the ranks asked
+ * the other, each whole, in whichever order, so only calls that are the
+ * same on every rank may race (and one thread's data may then meet
+ * another thread's on the other ranks); CUDA collectives not at all.  Before moving any data each call compares what the ranks asked
  * for (the function, dtype, element count, shape, op, root, device type),
  * and whether each rank's own checks passed: a mismatch, or a rank whose
  * arguments were refused, fails the call on every rank with

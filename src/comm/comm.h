@@ -91,7 +91,9 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
  * not NULL, is the CPU collective agreed on, run under the same hold of
  * the MPI lock (a small all_reduce's data travel with the agreement), so
  * that each CPU collective runs whole even when threads call them at once;
- * then true means it is done. */
+ * then true means it is done, and false may also come from moving its
+ * data (a count MPI cannot take, out of memory, an MPI error), on some
+ * ranks only. */
 bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
                       bool ok_here, const tendo__coll *w);
 /* Runs w over host buffers, with no agreement (a barrier); false with
