@@ -21,8 +21,8 @@
  * and bf16/mpi (MPI has no bf16: its f32 on the same bytes is the plain
  * reference there), and tendo/mpi of the best calls.  The median, as the
  * OSU benchmarks' mean, is what a call costs; a best of 200 calls of a
- * microsecond is one lucky call, and moved by 5 % from run to run here.  Rank 0 prints.  Not a
- * test.
+ * microsecond is one lucky call, and moved by 5 % from run to run here.
+ * Rank 0 prints.  Not a test.
  */
 #include <mpi.h>
 #include <stdio.h>

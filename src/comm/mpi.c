@@ -55,10 +55,11 @@ struct tendo__mpi {
  * CPU collective whole, from its agreement to its last message, and the
  * slots and scratch of struct tendo__mpi are one collective's at a time: a
  * lock taken with one atomic exchange and given back with a release store
- * (a plain store on x86), where a mutex takes two atomic operations (two ranks, 1 KiB f32
- * all_reduces in a loop: 0-2.5 % faster, three runs).  A thread that finds
- * it taken (another thread's collective) yields a few times, then sleeps
- * 50 us at a time, rather than spin through a long collective. */
+ * (a plain store on x86), where a mutex takes two atomic operations (two
+ * ranks, 1 KiB f32 all_reduces in a loop: 0-2.5 % faster, three runs).  A
+ * thread that finds it taken (another thread's collective) yields a few
+ * times, then sleeps 50 us at a time, rather than spin through a long
+ * collective. */
 static atomic_flag mpi_busy = ATOMIC_FLAG_INIT;
 
 static void lock_mpi(void)
@@ -461,26 +462,6 @@ static bool agree_by_exchange(const char *op, struct tendo__mpi *m, const int64_
     return true;
 }
 
-static bool run_checked(const char *op, struct tendo__mpi *m, const tendo__coll *w);
-
-bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
-                      bool ok_here, const tendo__coll *w)
-{
-    bool ok, done = false;
-
-    lock_mpi();
-    if (!check_calls) /* the program vouches for its calls */
-        ok = ok_here;
-    else if (m->slots)
-        ok = agree_by_exchange(op, m, sig, names, n, ok_here, w, &done);
-    else
-        ok = agree_by_max(op, m, sig, names, n, ok_here);
-    if (ok && w && !done)
-        ok = run_checked(op, m, w);
-    unlock_mpi();
-    return ok;
-}
-
 bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size)
 {
     int inited = 0, done = 0, provided = 0;
@@ -809,6 +790,24 @@ static bool run_checked(const char *op, struct tendo__mpi *m, const tendo__coll 
         !pairwise_exact(w->dtype, size))
         return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "more than 2^31 - 1 elements of a 16- or 8-bit float"), false;
     return run_locked(op, m, w);
+}
+
+bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, const char *const *names, int n,
+                      bool ok_here, const tendo__coll *w)
+{
+    bool ok, done = false;
+
+    lock_mpi();
+    if (!check_calls) /* the program vouches for its calls */
+        ok = ok_here;
+    else if (m->slots)
+        ok = agree_by_exchange(op, m, sig, names, n, ok_here, w, &done);
+    else
+        ok = agree_by_max(op, m, sig, names, n, ok_here);
+    if (ok && w && !done)
+        ok = run_checked(op, m, w);
+    unlock_mpi();
+    return ok;
 }
 
 bool tendo__mpi_run(const char *op, struct tendo__mpi *m, const tendo__coll *w)
