@@ -17,7 +17,10 @@
 # round), one process at a time, and prints one table of the medians over
 # rounds, in two regimes: "hot" (the same W every call) and "cold" (calls
 # rotate among copies of W totalling > 4x the last-level cache).  %bw is W's
-# bytes per second as a fraction of the read bandwidth at that thread count.
+# bytes per second as a fraction of the read bandwidth at that thread count;
+# "pairs" is the median over rounds of tendo's time / ggml+llamafile's in
+# the same round (the two run one after the other, so a slow stretch of a
+# shared machine weighs on both), and in how many rounds tendo was faster.
 #
 # Run it on a quiet machine: before each round it waits (up to SKINNY_WAIT
 # seconds, default 600) until the CPUs are under 15% busy over a second; a
@@ -195,6 +198,7 @@ r=1
 while [ $r -le "$rounds" ]; do
     b=$(wait_quiet)
     echo "== round $r/$rounds (CPUs $b% busy before it)" >&2
+    echo "round $r" >>"$res"
     [ "$b" -lt 15 ] || echo "# WARNING: round $r started on a busy machine ($b% busy)"
     for t in $threads; do
         guarded measure_bw "$t"
@@ -223,19 +227,35 @@ function median(key,    n, i, j, tmp, a) {
 }
 function add(key, v) { val[key, ++cnt[key]] = v }
 NR == FNR { ncase++; cs[ncase] = $1 ":" $2 ":" $3 ":" $4; next }
+$1 == "round" { rnd = $2; next }
 $1 == "bw" { add("bw" SUBSEP $3, $4); next }
 $1 == "call" { call = $4; next }
-{ add($1 SUBSEP $2 SUBSEP $3 SUBSEP "hot", $4); add($1 SUBSEP $2 SUBSEP $3 SUBSEP "cold", $5) }
+{ add($1 SUBSEP $2 SUBSEP $3 SUBSEP "hot", $4); add($1 SUBSEP $2 SUBSEP $3 SUBSEP "cold", $5)
+  one[$1, $2, $3, "hot", rnd] = $4; one[$1, $2, $3, "cold", rnd] = $5 }
+# The median over rounds of program q'"'"'s time / ggml+llamafile'"'"'s in the same round (-1: none), and in
+# wins[q] the rounds where q was the faster: a slow stretch of the machine falls on both of a round.
+function paired(q, c, t, reg,    r, n, x, y) {
+    n = 0; wins[q] = 0
+    for (r = 1; r <= rnd; r++) {
+        x = one[P[q], c, t, reg, r]; y = one["ggml-lf", c, t, reg, r]
+        if (x > 0 && y > 0) { val["pair", ++n] = x / y; if (x < y) wins[q]++ }
+    }
+    cnt["pair"] = n; pairs = n
+    return median("pair")
+}
 END {
     np = split(progs, P, " "); nt = split(threads, T, " ")
     printf "# read bandwidth (GB/s, median):"
     for (i = 1; i <= nt; i++) { bw[T[i]] = median("bw" SUBSEP T[i]); printf "  %s thread%s %.1f", T[i], (T[i] > 1 ? "s" : ""), bw[T[i]] }
     printf "\n# tendo calls: tensor_%s; ratio = tendo ms / ggml+llamafile ms (<1: tendo faster)\n", call == "" ? "matmul" : call
     printf "# %%bw = W bytes / time / read bandwidth at that thread count\n"
+    printf "# pairs: the median over rounds of tendo ms / ggml+llamafile ms in the same round, and in how many\n"
+    printf "# rounds tendo was the faster (a slow stretch of the machine falls on both programs of a round)\n"
     for (g = 1; g <= 2; g++) {
         reg = g == 1 ? "cold" : "hot"
-        printf "\n%-20s %3s %-4s %9s %9s %9s %9s %6s %6s %5s %5s %5s %5s\n", "case dt:MxKxN", "thr", "reg",
-            "tendo-kn", "tendo-nkT", "ggml", "ggml+lf", "kn/lf", "nkT/lf", "%bwKN", "%bwNT", "%bwG", "%bwLF"
+        printf "\n%-20s %3s %-4s %9s %9s %9s %9s %6s %6s %5s %5s %5s %5s %11s %11s\n", "case dt:MxKxN", "thr", "reg",
+            "tendo-kn", "tendo-nkT", "ggml", "ggml+lf", "kn/lf", "nkT/lf", "%bwKN", "%bwNT", "%bwG", "%bwLF",
+            "kn:pairs", "nkT:pairs"
         for (c = 1; c <= ncase; c++) {
             split(cs[c], f, ":"); es = f[1] == "f32" ? 4 : 2; wb = f[3] * f[4] * es
             for (i = 1; i <= nt; i++) {
@@ -247,6 +267,10 @@ END {
                     printf "%s", (ms[q] < 0 || ms[4] <= 0 ? sprintf(" %6s", "-") : sprintf(" %6.2f", ms[q] / ms[4]))
                 for (q = 1; q <= np; q++)
                     printf "%s", (ms[q] <= 0 || bw[t] <= 0 ? sprintf(" %5s", "-") : sprintf(" %4.0f%%", 100 * wb / (ms[q] * 1e-3) / (bw[t] * 1e9)))
+                for (q = 1; q <= 2; q++) {
+                    pr = paired(q, cs[c], t, reg)
+                    printf "%s", (pr < 0 ? sprintf(" %11s", "-") : sprintf(" %4.2f %6s", pr, wins[q] "/" pairs))
+                }
                 printf "\n"
             }
         }
