@@ -55,9 +55,12 @@ typedef enum {
 /* Every process of this job: under mpirun, MPI_COMM_WORLD (tendo
  * initialises MPI, thread level MPI_THREAD_SERIALIZED, if the program has
  * not, and finalizes it at exit); a process started alone is a world of
- * one.  tendo works on its own duplicate of MPI_COMM_WORLD, so its messages
- * never meet the program's.  The ranks on one machine share its cores:
- * unless OMP_NUM_THREADS is set or the program called
+ * one.  A program that starts MPI itself at a lower thread level
+ * (MPI_THREAD_FUNNELED, _SINGLE) may call collectives from MPI's main
+ * thread only: on another they fail with TENDO_ERR_COMM, sending
+ * nothing.  tendo works on its own duplicate of MPI_COMM_WORLD, so its
+ * messages never meet the program's.  The ranks on one machine share its
+ * cores: unless OMP_NUM_THREADS is set or the program called
  * tendo_set_num_threads, each rank's CPU ops take cores / (ranks there)
  * threads.  The first call is collective (every rank makes it).  A new
  * handle the caller frees with tendo_comm_free; NULL with TENDO_ERR_COMM

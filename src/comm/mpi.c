@@ -5,7 +5,8 @@
  * without MPI, it is a world of one and no MPI call is ever made.  Its
  * collectives run on its own duplicate of MPI_COMM_WORLD, with errors
  * returned rather than fatal, one call at a time (a lock: tendo asks for
- * MPI_THREAD_SERIALIZED).
+ * MPI_THREAD_SERIALIZED; where the program started MPI at a lower level,
+ * only MPI's main thread may call the collectives).
  *
  * Every collective starts with the ranks' agreement on it ("the
  * agreement" below), which also carries the data of a small all_reduce.
@@ -82,6 +83,9 @@ static MPI_Op user_op[TENDO_REDUCE_PROD + 1];
 static bool user_op_made[TENDO_REDUCE_PROD + 1];
 static struct tendo__mpi world;
 static bool joined, we_initialised;
+/* The thread level MPI runs at: MPI_Init_thread's answer, or
+ * MPI_Query_thread's where the program started MPI (thread_may_call). */
+static int thread_level = MPI_THREAD_SERIALIZED;
 /* TENDO_COMM_CHECK=0: no agreement before each collective (tendo__mpi_agree) */
 static bool check_calls = true;
 
@@ -97,12 +101,28 @@ static bool launched_by_mpi(void)
     return false;
 }
 
+/* Whether this thread may call MPI: any thread at MPI_THREAD_SERIALIZED
+ * or above (tendo's lock makes the calls one at a time), else MPI's main
+ * thread alone (MPI_Is_thread_main may be asked from any thread).  false
+ * with TENDO_ERR_COMM, having called nothing else of MPI. */
+static bool thread_may_call(const char *op)
+{
+    int main_here = 0;
+
+    if (thread_level >= MPI_THREAD_SERIALIZED || (MPI_Is_thread_main(&main_here) == MPI_SUCCESS && main_here))
+        return true;
+    tendo__fail(TENDO_ERR_COMM, op, "MPI runs at thread level %s: only the thread that started it may call it",
+                thread_level == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SINGLE");
+    return false;
+}
+
 static void finalize_at_exit(void)
 {
     int done = 0;
 
     lock_mpi();
-    if (MPI_Finalized(&done) == MPI_SUCCESS && !done) {
+    /* exit() on a thread that may not call MPI leaves it all to the system */
+    if (MPI_Finalized(&done) == MPI_SUCCESS && !done && thread_may_call("exit")) {
         if (joined)
             MPI_Comm_free(&world.comm);
         joined = false;
@@ -482,7 +502,10 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
             if (ok) {
                 we_initialised = true;
                 inited = 1;
+                thread_level = provided;
             }
+        } else if (inited) {
+            ok = mpi_ok(op, MPI_Query_thread(&thread_level), "MPI_Query_thread") && thread_may_call(op);
         }
         if (ok && inited) {
             const char *check = getenv("TENDO_COMM_CHECK");
@@ -533,7 +556,7 @@ bool tendo__mpi_bcast_bytes(const char *op, struct tendo__mpi *m, void *buf, siz
     if (n > INT_MAX)
         return tendo__fail(TENDO_ERR_UNSUPPORTED, op, "broadcast of %zu bytes", n), false;
     lock_mpi();
-    ok = mpi_ok(op, MPI_Bcast(buf, (int)n, MPI_BYTE, 0, m->comm), "MPI_Bcast");
+    ok = thread_may_call(op) && mpi_ok(op, MPI_Bcast(buf, (int)n, MPI_BYTE, 0, m->comm), "MPI_Bcast");
     unlock_mpi();
     return ok;
 }
@@ -798,7 +821,9 @@ bool tendo__mpi_agree(const char *op, struct tendo__mpi *m, const int64_t *sig, 
     bool ok, done = false;
 
     lock_mpi();
-    if (!check_calls) /* the program vouches for its calls */
+    if (!thread_may_call(op)) /* before any message: every rank's same call fails alike */
+        ok = false;
+    else if (!check_calls) /* the program vouches for its calls */
         ok = ok_here;
     else if (m->slots)
         ok = agree_by_exchange(op, m, sig, names, n, ok_here, w, &done);
@@ -815,7 +840,7 @@ bool tendo__mpi_run(const char *op, struct tendo__mpi *m, const tendo__coll *w)
     bool ok;
 
     lock_mpi();
-    ok = run_checked(op, m, w);
+    ok = thread_may_call(op) && run_checked(op, m, w);
     unlock_mpi();
     return ok;
 }

@@ -20,6 +20,10 @@
  * agree by exchanging records (src/comm/mpi.c), so that the other way of
  * agreeing is tested too.
  *
+ * t-comm --funneled starts MPI itself at MPI_THREAD_FUNNELED and checks
+ * that tendo's collectives work on MPI's main thread and fail cleanly on
+ * another (test_funneled).
+ *
  * t-comm --die N: every rank all-reduces in a loop and the last rank exits
  * (status 3, without finalizing) at iteration N, while the others wait for
  * it: t-comm.sh checks that the job then ends, with an error, in time. */
@@ -410,6 +414,53 @@ static void test_threads(void)
     }
 }
 
+#ifdef TENDO_HAVE_MPI
+/* What a call on a thread MPI does not allow (test_funneled) did. */
+typedef struct {
+    tendo_status all_reduce, barrier;
+    bool untouched, names_level;
+} refused_calls;
+
+static void *call_off_main(void *arg)
+{
+    refused_calls *r = arg;
+    tensor_f32 *t = tensor_f32_ones(1, (int64_t[]){1024}, tendo_cpu());
+    const float *p = t ? tensor_f32_data(t) : NULL;
+
+    r->all_reduce = t ? tensor_all_reduce(g_comm, t, TENDO_REDUCE_SUM) : TENDO_ERR_OOM;
+    r->names_level = strstr(tendo_error_message(tendo_last_error()), "MPI_THREAD_FUNNELED") != NULL;
+    r->untouched = p != NULL;
+    for (int k = 0; p && k < 1024; k++)
+        r->untouched = r->untouched && p[k] == 1.0f;
+    r->barrier = tendo_comm_barrier(g_comm);
+    tensor_free(t);
+    return NULL;
+}
+
+/* t-comm --funneled: the program started MPI at MPI_THREAD_FUNNELED, so
+ * MPI's main thread alone may call it: there tendo's collectives work;
+ * on another thread they fail with TENDO_ERR_COMM on every rank, sending
+ * nothing (so no rank waits), and the main thread's next calls work. */
+static void test_funneled(int provided)
+{
+    ones_job before = {1024, 3, false}, after = {65536, 3, false};
+    refused_calls r = {TENDO_OK, TENDO_OK, false, false};
+    pthread_t th;
+
+    ok(comm_all(provided < MPI_THREAD_SERIALIZED), "MPI granted thread level %d (below MPI_THREAD_SERIALIZED)",
+       provided);
+    all_reduce_ones(&before);
+    ok(comm_all(before.ok), "all_reduces of 1024 f32 from MPI's main thread: every result %d", g_size);
+    if (pthread_create(&th, NULL, call_off_main, &r) == 0)
+        pthread_join(th, NULL);
+    ok(comm_all(r.all_reduce == TENDO_ERR_COMM && r.names_level && r.untouched),
+       "an all_reduce on another thread fails with TENDO_ERR_COMM naming the thread level, its tensor untouched");
+    ok(comm_all(r.barrier == TENDO_ERR_COMM), "a barrier on another thread fails with TENDO_ERR_COMM");
+    all_reduce_ones(&after);
+    ok(comm_all(after.ok), "then the main thread's all_reduces of 65536 f32 work: every result %d", g_size);
+}
+#endif
+
 /* LeakSanitizer's check, where the build has it: made before MPI is
  * finalized, so that what Open MPI keeps until then (reachable) is not
  * reported, and its plugins, unloaded at exit, need no naming; tendo's
@@ -438,7 +489,13 @@ int main(int argc, char **argv)
 {
     const char *check = getenv("TENDO_COMM_CHECK");
     bool checked = !(check && !strcmp(check, "0"));
+    bool funneled = argc == 2 && !strcmp(argv[1], "--funneled");
+    int provided = -1;
 
+#ifdef TENDO_HAVE_MPI
+    if (funneled && MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        bail("MPI_Init_thread failed");
+#endif
     if (!(g_comm = tendo_comm_world()))
         bail("tendo_comm_world: %s", tendo_error_message(tendo_last_error()));
     g_rank = tendo_comm_rank(g_comm);
@@ -452,6 +509,21 @@ int main(int argc, char **argv)
     diag("%d rank%s over %s%s", g_size, g_size == 1 ? "" : "s", tendo_comm_backend(g_comm),
          tendo_cuda_available() ? ", and cuda:0 of each" : "");
     ok(g_rank >= 0 && g_rank < g_size && g_size >= 1, "rank %d of %d", g_rank, g_size);
+    if (funneled) {
+#ifdef TENDO_HAVE_MPI
+        test_funneled(provided);
+#else
+        skip(1, "--funneled: a build without MPI");
+#endif
+        tendo_comm_free(g_comm);
+        int status = done_testing();
+        if (__lsan_do_leak_check)
+            __lsan_do_leak_check();
+#ifdef TENDO_HAVE_MPI
+        MPI_Finalize(); /* the program started MPI, so it finalizes it */
+#endif
+        return status;
+    }
     if (!agreement_only)
         FOR_EACH_DTYPE(comm_dtype);
     if (checked) { /* TENDO_COMM_CHECK=0: the values only, over MPI's own calls */

@@ -3,7 +3,8 @@
 # mpirun with 4 ranks (every collective, dtype and layout, on the CPU over
 # MPI and on each rank's cuda:0 over NCCL where there is one: the
 # simulated device in CI), its values again with 2 ranks, with and
-# without the agreement (TENDO_COMM_CHECK=0), its failing calls with 9
+# without the agreement (TENDO_COMM_CHECK=0), with MPI started by the
+# program at MPI_THREAD_FUNNELED (--funneled), its failing calls with 9
 # ranks (which agree another way), then a job whose last rank exits in the
 # middle of a collective: mpirun must end it, with an error, rather than
 # leave the others waiting.  Each run is under `timeout`, so a hang fails here.
@@ -51,6 +52,10 @@ job "t-comm under mpirun -np 2 with TENDO_COMM_CHECK=0" "$values" \
 # ---- and with 2 ranks and the agreement: small all_reduces carried in the
 # records and summed as a pair (src/comm/fold.c's two blocks) ----
 job "t-comm under mpirun -np 2" "$values" $mpi -np 2 "$prog"
+
+# ---- a program that started MPI at MPI_THREAD_FUNNELED: collectives on
+# its main thread work, on another fail on every rank without a hang ----
+job "t-comm --funneled under mpirun -np 2" 6 $mpi -np 2 "$prog" --funneled
 
 # ---- the calls that must fail, with 9 ranks: more than agree by exchanging
 # records (src/comm/mpi.c's EXCHANGE_MAX_RANKS), so by one MPI_Allreduce ----
