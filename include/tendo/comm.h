@@ -55,16 +55,18 @@ typedef enum {
 /* Every process of this job: under mpirun, MPI_COMM_WORLD (tendo
  * initialises MPI, thread level MPI_THREAD_SERIALIZED, if the program has
  * not, and finalizes it at exit); a process started alone is a world of
- * one.  A program that starts MPI itself at a lower thread level
- * (MPI_THREAD_FUNNELED, _SINGLE) may call collectives from MPI's main
- * thread only: on another they fail with TENDO_ERR_COMM, sending
- * nothing.  tendo works on its own duplicate of MPI_COMM_WORLD, so its
- * messages never meet the program's.  The ranks on one machine share its
- * cores: unless OMP_NUM_THREADS is set or the program called
- * tendo_set_num_threads, each rank's CPU ops take cores / (ranks there)
- * threads.  The first call is collective (every rank makes it).  A new
- * handle the caller frees with tendo_comm_free; NULL with TENDO_ERR_COMM
- * when MPI fails to start. */
+ * one.  Where MPI runs at a lower thread level (MPI_THREAD_FUNNELED, or
+ * _SINGLE, which a program's plain MPI_Init often gets), only MPI's main
+ * thread may call tendo_comm_world and the collectives: on another they
+ * fail with TENDO_ERR_COMM, sending nothing (so a call every rank makes
+ * off its main thread fails on every rank).  tendo works on its own
+ * duplicate of MPI_COMM_WORLD, so its messages never meet the program's.
+ * The ranks on one machine share its cores: unless OMP_NUM_THREADS is set
+ * or the program called tendo_set_num_threads, each rank's CPU ops take
+ * cores / (ranks there) threads.  The first call is collective (every
+ * rank makes it).  A new handle the caller frees with tendo_comm_free;
+ * NULL with TENDO_ERR_COMM when MPI fails to start or may not be called
+ * from this thread. */
 TENDO_API tendo_comm *tendo_comm_world(void);
 /* This process's rank in c (0 for NULL). */
 TENDO_API int tendo_comm_rank(const tendo_comm *c);

@@ -103,13 +103,19 @@ static bool launched_by_mpi(void)
 
 /* Whether this thread may call MPI: any thread at MPI_THREAD_SERIALIZED
  * or above (tendo's lock makes the calls one at a time), else MPI's main
- * thread alone (MPI_Is_thread_main may be asked from any thread).  false
- * with TENDO_ERR_COMM, having called nothing else of MPI. */
-static bool thread_may_call(const char *op)
+ * thread alone (MPI_Is_thread_main may be asked from any thread, before
+ * MPI_Finalize). */
+static bool on_mpi_thread(void)
 {
     int main_here = 0;
 
-    if (thread_level >= MPI_THREAD_SERIALIZED || (MPI_Is_thread_main(&main_here) == MPI_SUCCESS && main_here))
+    return thread_level >= MPI_THREAD_SERIALIZED || (MPI_Is_thread_main(&main_here) == MPI_SUCCESS && main_here);
+}
+
+/* on_mpi_thread, else false with TENDO_ERR_COMM, no other MPI call made. */
+static bool thread_may_call(const char *op)
+{
+    if (on_mpi_thread())
         return true;
     tendo__fail(TENDO_ERR_COMM, op, "MPI runs at thread level %s: only the thread that started it may call it",
                 thread_level == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SINGLE");
@@ -122,7 +128,7 @@ static void finalize_at_exit(void)
 
     lock_mpi();
     /* exit() on a thread that may not call MPI leaves it all to the system */
-    if (MPI_Finalized(&done) == MPI_SUCCESS && !done && thread_may_call("exit")) {
+    if (MPI_Finalized(&done) == MPI_SUCCESS && !done && on_mpi_thread()) {
         if (joined)
             MPI_Comm_free(&world.comm);
         joined = false;
@@ -542,6 +548,8 @@ bool tendo__mpi_join(const char *op, struct tendo__mpi **m, int *rank, int *size
     return ok;
 }
 
+/* On any thread, without the lock: a rank that cannot go on ends the job
+ * (the one MPI call tendo makes whatever the thread level). */
 _Noreturn void tendo__mpi_abort(struct tendo__mpi *m, int code)
 {
     if (m)
