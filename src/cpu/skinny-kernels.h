@@ -83,12 +83,12 @@ SK_INLINE void SK(dot_step)(int MI, int NJ, const float *ap, int64_t lda, const 
     }
 }
 
-/* c[i*ldc + j] += the dot product of row i of ap (row stride lda, zero
+/* c[i*ldc + cj[j]] += the dot product of row i of ap (row stride lda, zero
  * padded to whole vectors) and weight row w[j] (elements of kind), over k,
  * for i < MI, j < nj <= NJ.  Each (i, j) has its own accumulator, summed
  * across lanes at the end. */
 SK_INLINE void SK(dot_tile)(int kind, int MI, int NJ, int64_t k, const float *ap, int64_t lda,
-                            const char *const w[8], float *c, int64_t ldc, int nj)
+                            const char *const w[8], float *c, int64_t ldc, const int64_t cj[8], int nj)
 {
     int64_t es = kind == SK_F32 ? 4 : 2, p = 0;
     VF acc[4][8];
@@ -117,7 +117,7 @@ SK_INLINE void SK(dot_tile)(int kind, int MI, int NJ, int64_t k, const float *ap
         SK_UNROLL
         for (int j = 0; j < NJ; j++)
             if (j < nj)
-                c[i * ldc + j] += SK(hsum)(acc[i][j]);
+                c[i * ldc + cj[j]] += SK(hsum)(acc[i][j]);
 }
 
 /* C (m x n, row stride ldc) += A W^T over k: the weight's row j at w + j *
@@ -125,7 +125,7 @@ SK_INLINE void SK(dot_tile)(int kind, int MI, int NJ, int64_t k, const float *ap
 SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *w,
                        int64_t ldw, float *c, int64_t ldc)
 {
-#define SK_TILE(MI, NJ, ai, wr, ci, nj) SK(dot_tile)(kind, MI, NJ, k, ai, lda, wr, ci, ldc, nj)
+#define SK_TILE(MI, NJ, ai, wr, ci, cj, nj) SK(dot_tile)(kind, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
     SK_DOT_TILES(m, n, ap, lda, w, ldw, c, ldc, SK_TILE);
 #undef SK_TILE
 }
