@@ -517,33 +517,30 @@ int main(int argc, char **argv)
 #else
         skip(1, "--funneled: a build without MPI");
 #endif
-        tendo_comm_free(g_comm);
-        int status = done_testing();
-        if (__lsan_do_leak_check)
-            __lsan_do_leak_check();
-#ifdef TENDO_HAVE_MPI
-        MPI_Finalize(); /* the program started MPI, so it finalizes it */
-#endif
-        return status;
-    }
-    if (!agreement_only)
-        FOR_EACH_DTYPE(comm_dtype);
-    if (checked) { /* TENDO_COMM_CHECK=0: the values only, over MPI's own calls */
-        test_errors();
-        if (!agreement_only) {
-            test_grads(tendo_cpu());
-            if (tendo_cuda_available())
-                test_grads(tendo_cuda(0));
-        }
-        test_all_reduce_grads(tendo_cpu());
+    } else {
         if (!agreement_only)
-            test_threads();
-        if (!agreement_only && tendo_cuda_available())
-            test_all_reduce_grads(tendo_cuda(0));
+            FOR_EACH_DTYPE(comm_dtype);
+        if (checked) { /* TENDO_COMM_CHECK=0: the values only, over MPI's own calls */
+            test_errors();
+            if (!agreement_only) {
+                test_grads(tendo_cpu());
+                if (tendo_cuda_available())
+                    test_grads(tendo_cuda(0));
+            }
+            test_all_reduce_grads(tendo_cpu());
+            if (!agreement_only)
+                test_threads();
+            if (!agreement_only && tendo_cuda_available())
+                test_all_reduce_grads(tendo_cuda(0));
+        }
     }
     tendo_comm_free(g_comm);
     int status = done_testing();
     if (__lsan_do_leak_check)
         __lsan_do_leak_check();
+#ifdef TENDO_HAVE_MPI
+    if (funneled)
+        MPI_Finalize(); /* the program started MPI, so it finalizes it */
+#endif
     return status;
 }
