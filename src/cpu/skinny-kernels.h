@@ -102,6 +102,9 @@ SK_INLINE void SK(dot_tile)(int kind, int MI, int NJ, int64_t k, const float *ap
         VF wv[8];
         SK_UNROLL
         for (int j = 0; j < NJ; j++)
+            SK_PREFETCH(w[j] + p * es);
+        SK_UNROLL
+        for (int j = 0; j < NJ; j++)
             wv[j] = SK(load)(kind, w[j] + p * es);
         SK(dot_step)(MI, NJ, ap + p, lda, wv, acc);
     }
@@ -147,6 +150,9 @@ SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *a
             a[i][g] = VF_SET1(ap[i * lda + g]);
     for (; j + W <= n; j += W) {
         VF bv[SK_GROUP];
+        SK_UNROLL
+        for (int g = 0; g < G; g++)
+            SK_PREFETCH(b[g] + j * es);
         SK_UNROLL
         for (int g = 0; g < G; g++)
             bv[g] = SK(load)(kind, b[g] + j * es);

@@ -24,6 +24,14 @@
     (defined(__clang__) ? __clang_major__ >= 11 : __GNUC__ >= 10)
 #define SK_X86 1
 #include <immintrin.h>
+/* The vector kernels ask for each weight stream's bytes SK_AHEAD past
+ * where they read, as they read: the hardware prefetchers alone leave a
+ * Xeon (Emerald Rapids) short of its read bandwidth on 16-bit weights (f16
+ * and bf16 [1, 4096] x [4096, 11008], both layouts, 1 and 2 threads, out
+ * of cache: 0.80-0.92 of the time without; f32 0.91-1.01).  A prefetch
+ * never faults, so one past the end of the weight is harmless. */
+#define SK_AHEAD 512
+#define SK_PREFETCH(p) _mm_prefetch((const char *)((uintptr_t)(const void *)(p) + SK_AHEAD), _MM_HINT_T0)
 #else
 #define SK_X86 0
 #endif
@@ -179,6 +187,7 @@ TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_tile(int MI
         _Pragma("GCC unroll 8") for (int j = 0; j < NJ; j++) acc[i][j] = _mm512_setzero_ps();
     for (; p + 32 <= k; p += 32) {
         __m512i wv[8];
+        _Pragma("GCC unroll 8") for (int j = 0; j < NJ; j++) SK_PREFETCH(w[j] + p * 2);
         _Pragma("GCC unroll 8") for (int j = 0; j < NJ; j++) wv[j] = _mm512_loadu_si512((const void *)(w[j] + p * 2));
         dpbf16_step(MI, NJ, ap + p, lda, wv, acc);
     }
