@@ -136,17 +136,18 @@ SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *a
 /* Rows i < MI of C (n columns, row stride ldc) += sum over the G (1 to
  * SK_GROUP) weight rows b[g] of ap[i*lda + g] * b[g]: one multiply-add per
  * element and weight row, in increasing g (so the grouping changes no
- * bits: only how often C is loaded and stored).  Each weight row's stream
- * goes on, in the next group, at the row next bytes on: near the end of a
- * row its prefetches ask for the start of that one, so a short row (a
- * thread's share of a [k, n] weight's columns: 4 KB of f16 4096 at two
- * threads) starts prefetched (a Xeon, Emerald Rapids, out of cache, f16,
- * bf16 and f32 [1, 4096] x [4096, 4096] at two threads: 0.89-0.96 of the
- * time of a prefetch that runs on into the next row's start). */
+ * bits: only how often C is loaded and stored).  Stream g reads row
+ * b[g] now and the row next bytes on in the next group, so near the end
+ * of a row its prefetches ask for the start of that one, not of the
+ * following row, which (but for the last stream's) this group reads
+ * already.  A short row (a thread's
+ * share of a [k, n] weight's columns: 4 KB of f16 4096 at two threads)
+ * thus starts prefetched (a Xeon, Emerald Rapids, out of cache, f16, bf16
+ * and f32 [1, 4096] x [4096, 4096] at two threads: 0.89-0.96 of the time). */
 SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *ap, int64_t lda,
                               const char *const b[SK_GROUP], int64_t next, float *c, int64_t ldc)
 {
-    int64_t es = kind == SK_F32 ? 4 : 2, j = 0;
+    int64_t es = kind == SK_F32 ? 4 : 2, j = 0, row = n * es;
     VF a[8][SK_GROUP];
 
     SK_UNROLL
@@ -156,7 +157,7 @@ SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *a
             a[i][g] = VF_SET1(ap[i * lda + g]);
     for (; j + W <= n; j += W) {
         VF bv[SK_GROUP];
-        int64_t ahead = j * es + SK_AHEAD, at = ahead < n * es ? ahead : ahead - n * es + next;
+        int64_t ahead = j * es + SK_AHEAD, at = ahead < row ? ahead : ahead - row + next;
         SK_UNROLL
         for (int g = 0; g < G; g++)
             SK_PREFETCH_AT(b[g], at);
