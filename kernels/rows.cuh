@@ -12,9 +12,11 @@
  *     length 8 ways, folded through shared memory;
  *   - long rows (len >= 1024): a block per row, block-wide fold;
  *   - short rows: a warp per row, folded with shuffles.
- * Softmax and the norms run a block per row; a row of up to
- * TENDO_ROW_CACHE floats is read from global memory once into shared
- * memory (one read, one write per element), longer rows are read again.
+ * Softmax, the norms and cross_entropy give each row a team (see "who
+ * takes a row" below): a block, or one thread for a row of at most
+ * TENDO_SHORT_ROW elements.  A block's row of up to TENDO_ROW_CACHE floats
+ * is read from global memory once into shared memory (one read, one write
+ * per element), longer rows are read again.
  * Contiguous rows are read and written 16 bytes at a time: long-row
  * reductions check each row, softmax and the norms are launched with
  * V = 16 / sizeof(T) elements per access when every row allows it (step 1,
@@ -327,10 +329,60 @@ static __device__ __forceinline__ void tendo_row_put(T *y, int64_t step, int64_t
     }
 }
 
-/* Each thread's V-element pieces of a row of len: the same pieces in every
+/* ---- who takes a row ----------------------------------------------------------
+ *
+ * A team is the threads that share one row: its rows are first(), first()
+ * + stride(), ...; each member takes the row's elements rank(), rank() +
+ * size(), ...; fold() combines the members' partial values (every member
+ * gets the result, and every member must make the call).  Short rows go
+ * to one thread each: a block of 256 on a row of 2 leaves 254 threads idle
+ * and pays two block-wide folds for two elements, while neighbouring
+ * threads on neighbouring rows read neighbouring memory when the rows are
+ * a tensor's outer dim (softmax over dim 0 of a row-major tensor). */
+#define TENDO_SHORT_ROW 32
+
+/* a block per row (uniform per block: the block's fold syncs it) */
+struct tendo_team_block {
+    static __device__ __forceinline__ int64_t first() { return blockIdx.x; }
+    static __device__ __forceinline__ int64_t stride() { return gridDim.x; }
+    static __device__ __forceinline__ int64_t rank() { return threadIdx.x; }
+    static __device__ __forceinline__ int64_t size() { return blockDim.x; }
+    template <typename C, typename F>
+    static __device__ __forceinline__ C fold(C v, F f, C identity, C *sh)
+    {
+        return tendo_block_reduce(v, f, identity, sh);
+    }
+};
+
+/* a thread per row (rows of at most TENDO_SHORT_ROW elements) */
+struct tendo_team_thread {
+    static __device__ __forceinline__ int64_t first() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
+    static __device__ __forceinline__ int64_t stride() { return (int64_t)gridDim.x * blockDim.x; }
+    static __device__ __forceinline__ int64_t rank() { return 0; }
+    static __device__ __forceinline__ int64_t size() { return 1; }
+    template <typename C, typename F>
+    static __device__ __forceinline__ C fold(C v, F, C, C *)
+    {
+        return v;
+    }
+};
+
+/* Whether r's rows go to a thread each (tendo_team_thread). */
+static inline bool tendo_rows_short(const tendo__cu_rows *r) { return r->len <= TENDO_SHORT_ROW; }
+
+/* Blocks for r's rows, each to a team of Team. */
+static inline unsigned tendo_row_blocks(const tendo__cu_rows *r, bool short_rows)
+{
+    return tendo_blocks(r->rows.numel, short_rows ? TENDO_THREADS : 1);
+}
+
+/* Each member's V-element pieces of a row of len: the same pieces in every
  * pass, so that a thread reads back from the cache only what it wrote. */
-#define TENDO_ROW_PIECES(k0, len, V) \
-    for (int64_t k0 = (int64_t)threadIdx.x * (V); k0 < (len); k0 += (int64_t)blockDim.x * (V))
+#define TENDO_ROW_PIECES(k0, len, V, Team) \
+    for (int64_t k0 = Team::rank() * (V); k0 < (len); k0 += Team::size() * (V))
+
+/* Each member's elements k of a row of len. */
+#define TENDO_ROW_EACH(k, len, Team) for (int64_t k = Team::rank(); k < (len); k += Team::size())
 
 /* Whether every row of r can be read (operand 1) and written (operand 0)
  * 16 / sizeof(T) elements at a time, as tendo_row_get and tendo_row_put
@@ -353,36 +405,36 @@ static bool tendo_rows_vectored(const tendo__cu_rows *r)
     return true;
 }
 
-template <typename T, typename I, int V>
+template <typename T, typename I, int V, typename Team>
 __global__ void tendo_softmax_rows(tendo__cu_rows r, int log, int cached)
 {
     typedef typename tendo_ct_<T>::C C;
     __shared__ C sh[32];
     C *cache = cached ? (C *)TENDO_DYN_SHARED : NULL;
 
-    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+    for (int64_t j = Team::first(); j < r.rows.numel; j += Team::stride()) {
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *x = (const T *)r.rows.base[1] + off[1];
         T *y = (T *)r.rows.base[0] + off[0];
         C m = -INFINITY, s = 0, v[V];
 
-        TENDO_ROW_PIECES(k0, r.len, V) {
+        TENDO_ROW_PIECES(k0, r.len, V, Team) {
             tendo_row_get<V>(x, r.in_step, k0, cache, true, v);
 #pragma unroll
             for (int i = 0; i < V; i++)
                 m = tendo_fold_max()(m, v[i]);
         }
-        m = tendo_block_reduce(m, tendo_fold_max(), (C)-INFINITY, sh);
-        TENDO_ROW_PIECES(k0, r.len, V) {
+        m = Team::fold(m, tendo_fold_max(), (C)-INFINITY, sh);
+        TENDO_ROW_PIECES(k0, r.len, V, Team) {
             tendo_row_get<V>(x, r.in_step, k0, cache, false, v);
 #pragma unroll
             for (int i = 0; i < V; i++)
                 s += tendo_exp(v[i] - m);
         }
-        s = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
+        s = Team::fold(s, tendo_fold_sum(), (C)0, sh);
         C ls = log ? tendo_log(s) : (C)0, inv = (C)1 / s;
-        TENDO_ROW_PIECES(k0, r.len, V) {
+        TENDO_ROW_PIECES(k0, r.len, V, Team) {
             tendo_row_get<V>(x, r.in_step, k0, cache, false, v);
 #pragma unroll
             for (int i = 0; i < V; i++)
@@ -394,25 +446,25 @@ __global__ void tendo_softmax_rows(tendo__cu_rows r, int log, int cached)
 
 /* softmax's gradient y (g - sum(g y)) (log: log_softmax's g - exp(y)
  * sum(g)), y the forward's result (operand 1), g its gradient (operand 2),
- * a block per row. */
-template <typename T, typename I>
+ * a team per row. */
+template <typename T, typename I, typename Team>
 __global__ void tendo_softmax_back_rows(tendo__cu_rows r, int log)
 {
     typedef typename tendo_ct_<T>::C C;
     __shared__ C sh[32];
 
-    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+    for (int64_t j = Team::first(); j < r.rows.numel; j += Team::stride()) {
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *y = (const T *)r.rows.base[1] + off[1], *g = (const T *)r.rows.base[2] + off[2];
         T *dx = (T *)r.rows.base[0] + off[0];
         C s = 0;
 
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+        TENDO_ROW_EACH(k, r.len, Team)
             s += log ? (C)tendo_ld(g[k * r.in2_step])
                      : (C)tendo_ld(g[k * r.in2_step]) * (C)tendo_ld(y[k * r.in_step]);
-        s = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+        s = Team::fold(s, tendo_fold_sum(), (C)0, sh);
+        TENDO_ROW_EACH(k, r.len, Team) {
             C yk = tendo_ld(y[k * r.in_step]), gk = tendo_ld(g[k * r.in2_step]);
             dx[k * r.out_step] = tendo_st<T>(log ? gk - tendo_exp(yk) * s : yk * (gk - s));
         }
@@ -421,15 +473,15 @@ __global__ void tendo_softmax_back_rows(tendo__cu_rows r, int log)
 
 /* Launched with TENDO_THREADS threads: the bound lets V = 16 one-byte
  * elements (fp8) and their weight and bias keep their registers (t-ptxas). */
-template <typename T, typename I, int V>
-__global__ void __launch_bounds__(TENDO_THREADS) tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
+template <typename T, typename I, int V, typename Team>
+__global__ void __launch_bounds__(TENDO_THREADS) tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c, int cached)
 {
     typedef typename tendo_ct_<T>::C C;
     __shared__ C sh[32];
-    C *cache = r.len <= TENDO_ROW_CACHE_OF(C) ? (C *)TENDO_DYN_SHARED : NULL;
+    C *cache = cached ? (C *)TENDO_DYN_SHARED : NULL;
     const T *w = (const T *)c.w, *b = (const T *)c.b;
 
-    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+    for (int64_t j = Team::first(); j < r.rows.numel; j += Team::stride()) {
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *x = (const T *)r.rows.base[1] + off[1];
@@ -437,31 +489,31 @@ __global__ void __launch_bounds__(TENDO_THREADS) tendo_norm_rows(tendo__cu_rows 
         C mean = 0, s = 0, scale, v[V];
 
         if (c.rms) {
-            TENDO_ROW_PIECES(k0, r.len, V) {
+            TENDO_ROW_PIECES(k0, r.len, V, Team) {
                 tendo_row_get<V>(x, r.in_step, k0, cache, true, v);
 #pragma unroll
                 for (int i = 0; i < V; i++)
                     s += v[i] * v[i];
             }
         } else { /* two passes, as the CPU: the mean, then the mean square deviation */
-            TENDO_ROW_PIECES(k0, r.len, V) {
+            TENDO_ROW_PIECES(k0, r.len, V, Team) {
                 tendo_row_get<V>(x, r.in_step, k0, cache, true, v);
 #pragma unroll
                 for (int i = 0; i < V; i++)
                     s += v[i];
             }
-            mean = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh) / (C)r.len;
+            mean = Team::fold(s, tendo_fold_sum(), (C)0, sh) / (C)r.len;
             s = 0;
-            TENDO_ROW_PIECES(k0, r.len, V) {
+            TENDO_ROW_PIECES(k0, r.len, V, Team) {
                 tendo_row_get<V>(x, r.in_step, k0, cache, false, v);
 #pragma unroll
                 for (int i = 0; i < V; i++)
                     s += (v[i] - mean) * (v[i] - mean);
             }
         }
-        s = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
+        s = Team::fold(s, tendo_fold_sum(), (C)0, sh);
         scale = (C)1 / tendo_sqrt(s / (C)r.len + (C)c.eps);
-        TENDO_ROW_PIECES(k0, r.len, V) {
+        TENDO_ROW_PIECES(k0, r.len, V, Team) {
             C wv[V], bv[V];
 #pragma unroll
             for (int i = 0; i < V; i++)
@@ -482,9 +534,9 @@ __global__ void __launch_bounds__(TENDO_THREADS) tendo_norm_rows(tendo__cu_rows 
 /* layer_norm's (rms: rms_norm's) gradient for the input: a (operand 1),
  * g the gradient of the norm's result (operand 2), weight in c; with xhat
  * = (a - mean) rstd and gw = g w, rstd (gw - mean(gw) - xhat mean(gw
- * xhat)), rms without mean(gw).  A block per row, the statistics as
+ * xhat)), rms without mean(gw).  A team per row, the statistics as
  * tendo_norm_rows computes them. */
-template <typename T, typename I>
+template <typename T, typename I, typename Team>
 __global__ void tendo_norm_back_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
 {
     typedef typename tendo_ct_<T>::C C;
@@ -492,7 +544,7 @@ __global__ void tendo_norm_back_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
     const T *w = (const T *)c.w;
     const C n = (C)r.len;
 
-    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+    for (int64_t j = Team::first(); j < r.rows.numel; j += Team::stride()) {
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *a = (const T *)r.rows.base[1] + off[1], *g = (const T *)r.rows.base[2] + off[2];
@@ -500,24 +552,24 @@ __global__ void tendo_norm_back_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
         C mean = 0, s = 0, rstd, m1 = 0, m2 = 0;
 
         if (!c.rms) {
-            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+            TENDO_ROW_EACH(k, r.len, Team)
                 s += tendo_ld(a[k * r.in_step]);
-            mean = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh) / n;
+            mean = Team::fold(s, tendo_fold_sum(), (C)0, sh) / n;
             s = 0;
         }
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+        TENDO_ROW_EACH(k, r.len, Team) {
             C d = (C)tendo_ld(a[k * r.in_step]) - mean;
             s += d * d;
         }
-        rstd = (C)1 / tendo_sqrt(tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh) / n + (C)c.eps);
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+        rstd = (C)1 / tendo_sqrt(Team::fold(s, tendo_fold_sum(), (C)0, sh) / n + (C)c.eps);
+        TENDO_ROW_EACH(k, r.len, Team) {
             C gw = (C)tendo_ld(g[k * r.in2_step]) * (w ? (C)tendo_ld(w[k * c.w_stride]) : (C)1);
             m1 += gw;
             m2 += gw * ((C)tendo_ld(a[k * r.in_step]) - mean) * rstd;
         }
-        m1 = c.rms ? (C)0 : tendo_block_reduce(m1, tendo_fold_sum(), (C)0, sh) / n;
-        m2 = tendo_block_reduce(m2, tendo_fold_sum(), (C)0, sh) / n;
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+        m1 = c.rms ? (C)0 : Team::fold(m1, tendo_fold_sum(), (C)0, sh) / n;
+        m2 = Team::fold(m2, tendo_fold_sum(), (C)0, sh) / n;
+        TENDO_ROW_EACH(k, r.len, Team) {
             C gw = (C)tendo_ld(g[k * r.in2_step]) * (w ? (C)tendo_ld(w[k * c.w_stride]) : (C)1);
             C xh = ((C)tendo_ld(a[k * r.in_step]) - mean) * rstd;
             dx[k * r.out_step] = tendo_st<T>(rstd * (gw - m1 - xh * m2));
@@ -527,16 +579,16 @@ __global__ void tendo_norm_back_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
 
 /* cross_entropy's row loss (1 - s) (lse - x[t]) + s (lse - mean(x)), or 0
  * for an ignored target: logits in operand 1, the row's int64 target in
- * operand 2 (step 0), the loss (compute type) into operand 0.  A block
- * per row; the block's target is one value, so every branch is uniform. */
-template <typename T, typename I>
+ * operand 2 (step 0), the loss (compute type) into operand 0.  A team
+ * per row; the team's target is one value, so every branch is uniform. */
+template <typename T, typename I, typename Team>
 __global__ void tendo_cross_entropy_rows(tendo__cu_rows r, tendo__cu_ce_ctx c)
 {
     typedef typename tendo_ct_<T>::C C;
     __shared__ C sh[32];
     const C sm = (C)c.smoothing;
 
-    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+    for (int64_t j = Team::first(); j < r.rows.numel; j += Team::stride()) {
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *x = (const T *)r.rows.base[1] + off[1];
@@ -544,21 +596,21 @@ __global__ void tendo_cross_entropy_rows(tendo__cu_rows r, tendo__cu_ce_ctx c)
         C m = -INFINITY, s = 0, sd = 0;
 
         if (t == c.ignore_index) {
-            if (threadIdx.x == 0)
+            if (Team::rank() == 0)
                 ((C *)r.rows.base[0])[off[0]] = 0;
             continue;
         }
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+        TENDO_ROW_EACH(k, r.len, Team)
             m = tendo_fold_max()(m, (C)tendo_ld(x[k * r.in_step]));
-        m = tendo_block_reduce(m, tendo_fold_max(), (C)-INFINITY, sh);
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+        m = Team::fold(m, tendo_fold_max(), (C)-INFINITY, sh);
+        TENDO_ROW_EACH(k, r.len, Team) {
             C d = (C)tendo_ld(x[k * r.in_step]) - m;
             s += tendo_exp(d);
             sd += d;
         }
-        s = tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
-        sd = tendo_block_reduce(sd, tendo_fold_sum(), (C)0, sh);
-        if (threadIdx.x == 0) {
+        s = Team::fold(s, tendo_fold_sum(), (C)0, sh);
+        sd = Team::fold(sd, tendo_fold_sum(), (C)0, sh);
+        if (Team::rank() == 0) {
             C lse = tendo_log(s), dt = (C)tendo_ld(x[t * r.in_step]) - m;
             ((C *)r.rows.base[0])[off[0]] = ((C)1 - sm) * (lse - dt) + sm * (lse - sd / (C)r.len);
         }
@@ -567,8 +619,8 @@ __global__ void tendo_cross_entropy_rows(tendo__cu_rows r, tendo__cu_ce_ctx c)
 
 /* cross_entropy's gradient for the logits (operands as above, the row's
  * gradient into operand 0): scale (softmax(x) - (1 - s) onehot(t) - s /
- * n), scale = g / count, zeros for an ignored target.  A block per row. */
-template <typename T, typename I>
+ * n), scale = g / count, zeros for an ignored target.  A team per row. */
+template <typename T, typename I, typename Team>
 __global__ void tendo_cross_entropy_back_rows(tendo__cu_rows r, tendo__cu_ce_ctx c)
 {
     typedef typename tendo_ct_<T>::C C;
@@ -576,7 +628,7 @@ __global__ void tendo_cross_entropy_back_rows(tendo__cu_rows r, tendo__cu_ce_ctx
     const C sm = (C)c.smoothing, scale = (C)tendo_ld(*(const T *)c.g) * (C)c.scale;
     const C spread = scale * sm / (C)r.len, hit = scale * ((C)1 - sm);
 
-    for (int64_t j = blockIdx.x; j < r.rows.numel; j += gridDim.x) {
+    for (int64_t j = Team::first(); j < r.rows.numel; j += Team::stride()) {
         int64_t off[TENDO__CU_OPS];
         tendo_offsets<I>(r.rows, (I)j, off);
         const T *x = (const T *)r.rows.base[1] + off[1];
@@ -585,48 +637,57 @@ __global__ void tendo_cross_entropy_back_rows(tendo__cu_rows r, tendo__cu_ce_ctx
         C m = -INFINITY, s = 0, p;
 
         if (t == c.ignore_index) {
-            for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+            TENDO_ROW_EACH(k, r.len, Team)
                 dx[k * r.out_step] = tendo_st<T>((C)0);
             continue;
         }
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+        TENDO_ROW_EACH(k, r.len, Team)
             m = tendo_fold_max()(m, (C)tendo_ld(x[k * r.in_step]));
-        m = tendo_block_reduce(m, tendo_fold_max(), (C)-INFINITY, sh);
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x)
+        m = Team::fold(m, tendo_fold_max(), (C)-INFINITY, sh);
+        TENDO_ROW_EACH(k, r.len, Team)
             s += tendo_exp((C)tendo_ld(x[k * r.in_step]) - m);
-        p = scale / tendo_block_reduce(s, tendo_fold_sum(), (C)0, sh);
-        for (int64_t k = threadIdx.x; k < r.len; k += blockDim.x) {
+        p = scale / Team::fold(s, tendo_fold_sum(), (C)0, sh);
+        TENDO_ROW_EACH(k, r.len, Team) {
             C v = tendo_exp((C)tendo_ld(x[k * r.in_step]) - m) * p - spread;
             dx[k * r.out_step] = tendo_st<T>(k == t ? v - hit : v);
         }
     }
 }
 
+/* The launches: short rows (tendo_rows_short) a thread each, V = 1; longer
+ * rows a block each, V = 16 / sizeof(T) when every row allows it. */
 template <typename T>
 static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
 {
     typedef typename tendo_ct_<T>::C C;
-    int cached = r->len <= TENDO_ROW_CACHE_OF(C);
+    bool short_rows = tendo_rows_short(r);
+    int cached = !short_rows && r->len <= TENDO_ROW_CACHE_OF(C);
     size_t shmem = cached ? (size_t)r->len * sizeof(C) : 0;
-    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+    unsigned blocks = tendo_row_blocks(r, short_rows);
 
     if (r->rows.numel == 0)
         return 0;
-    if (tendo_rows_vectored<T>(r))
-        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 16 / sizeof(T)>)(*r, log, cached);
+    if (short_rows)
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 1, tendo_team_thread>)(*r, log, 0);
+    else if (tendo_rows_vectored<T>(r))
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 16 / sizeof(T), tendo_team_block>)(*r, log, cached);
     else
-        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 1>)(*r, log, cached);
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 1, tendo_team_block>)(*r, log, cached);
     return tendo_launched();
 }
 
 template <typename T>
 static int tendo_softmax_back_launch(const tendo__cu_rows *r, int log)
 {
-    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+    bool short_rows = tendo_rows_short(r);
+    unsigned blocks = tendo_row_blocks(r, short_rows);
 
     if (r->rows.numel == 0)
         return 0;
-    TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_softmax_back_rows<T, int64_t>)(*r, log);
+    if (short_rows)
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_softmax_back_rows<T, int64_t, tendo_team_thread>)(*r, log);
+    else
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_softmax_back_rows<T, int64_t, tendo_team_block>)(*r, log);
     return tendo_launched();
 }
 
@@ -634,49 +695,65 @@ template <typename T>
 static int tendo_norm_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *c)
 {
     typedef typename tendo_ct_<T>::C C;
-    size_t shmem = r->len <= TENDO_ROW_CACHE_OF(C) ? (size_t)r->len * sizeof(C) : 0;
-    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+    bool short_rows = tendo_rows_short(r);
+    int cached = !short_rows && r->len <= TENDO_ROW_CACHE_OF(C);
+    size_t shmem = cached ? (size_t)r->len * sizeof(C) : 0;
+    unsigned blocks = tendo_row_blocks(r, short_rows);
 
     if (r->rows.numel == 0)
         return 0;
-    if (tendo_rows_vectored<T>(r) && tendo_row_param_vectored(c->w, c->w_stride) &&
-        tendo_row_param_vectored(c->b, c->b_stride))
-        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 16 / sizeof(T)>)(*r, *c);
+    if (short_rows)
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 1, tendo_team_thread>)(*r, *c, 0);
+    else if (tendo_rows_vectored<T>(r) && tendo_row_param_vectored(c->w, c->w_stride) &&
+             tendo_row_param_vectored(c->b, c->b_stride))
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 16 / sizeof(T), tendo_team_block>)(*r, *c, cached);
     else
-        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 1>)(*r, *c);
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 1, tendo_team_block>)(*r, *c, cached);
     return tendo_launched();
 }
 
 template <typename T>
 static int tendo_norm_back_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *c)
 {
-    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+    bool short_rows = tendo_rows_short(r);
+    unsigned blocks = tendo_row_blocks(r, short_rows);
 
     if (r->rows.numel == 0)
         return 0;
-    TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_norm_back_rows<T, int64_t>)(*r, *c);
+    if (short_rows)
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_norm_back_rows<T, int64_t, tendo_team_thread>)(*r, *c);
+    else
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_norm_back_rows<T, int64_t, tendo_team_block>)(*r, *c);
     return tendo_launched();
 }
 
 template <typename T>
 static int tendo_cross_entropy_launch(const tendo__cu_rows *r, const tendo__cu_ce_ctx *c)
 {
-    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+    bool short_rows = tendo_rows_short(r);
+    unsigned blocks = tendo_row_blocks(r, short_rows);
 
     if (r->rows.numel == 0)
         return 0;
-    TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_cross_entropy_rows<T, int64_t>)(*r, *c);
+    if (short_rows)
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_cross_entropy_rows<T, int64_t, tendo_team_thread>)(*r, *c);
+    else
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_cross_entropy_rows<T, int64_t, tendo_team_block>)(*r, *c);
     return tendo_launched();
 }
 
 template <typename T>
 static int tendo_cross_entropy_back_launch(const tendo__cu_rows *r, const tendo__cu_ce_ctx *c)
 {
-    unsigned blocks = tendo_blocks(r->rows.numel, 1);
+    bool short_rows = tendo_rows_short(r);
+    unsigned blocks = tendo_row_blocks(r, short_rows);
 
     if (r->rows.numel == 0)
         return 0;
-    TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_cross_entropy_back_rows<T, int64_t>)(*r, *c);
+    if (short_rows)
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_cross_entropy_back_rows<T, int64_t, tendo_team_thread>)(*r, *c);
+    else
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_cross_entropy_back_rows<T, int64_t, tendo_team_block>)(*r, *c);
     return tendo_launched();
 }
 

@@ -218,21 +218,18 @@ static void DTFN(test_cuda_sentinel)(void)
     free(host);
 }
 
-static void DTFN(test_cuda_rows)(void)
+/* Every row op over each dim of a [3]-shaped input in each layout; tag
+ * follows the layout's name in each test's description. */
+static void DTFN(test_cuda_rows_of)(const int64_t shape[3], const char *tag)
 {
     const DTFN(t_redop) *reds = DTFN(t_reduction)(); /* every [[reduction]] of the registry */
-    /* rows of 1104 (a block per row; a multiple of 16, so that contiguous
-     * rows take the 16-byte loads of every dtype, the other layouts one
-     * element at a time), of 130 or 3 and of 6 or 2 (a warp per row, or
-     * columns); simulated, each softmax row costs 256 fibers */
-    const int64_t shape[3] = {cu_simulated ? 2 : 6, cu_simulated ? 3 : 130, 1104};
-    char what[128];
+    char what[160], ln[64];
 
     for (int layout = 0; layout < 4; layout++) {
         TT *c = DTFN(cu_view)(DTFN(cu_rand_input)(3, shape, 3 + layout, -1, 1), layout);
         TT *h = DTFN(cu_rand_input)(3, shape, 3 + layout, -1, 1);
         TT *g = DTFN(cu_view)(tensor_to(h, tendo_cuda(0)), layout);
-        const char *ln = DTFN(cu_layout_name)[layout];
+        snprintf(ln, sizeof ln, "%s%s", DTFN(cu_layout_name)[layout], tag);
         int64_t last = c ? tensor_shape(c)[2] : 1;
         TT *w = DTFN(cu_rand_input)(1, &last, 4, 0.5, 1.5), *bias = DTFN(cu_rand_input)(1, &last, 5, -1, 1);
         TT *gw = tensor_to(w, tendo_cuda(0)), *gbias = tensor_to(bias, tendo_cuda(0));
@@ -327,6 +324,22 @@ static void DTFN(test_cuda_rows)(void)
         }
         tensor_free(c), tensor_free(g), tensor_free(w), tensor_free(bias), tensor_free(gw), tensor_free(gbias);
     }
+}
+
+/* Rows of 1104 (a block per row; a multiple of 16, so that contiguous rows
+ * take the 16-byte loads of every dtype, the other layouts one element at
+ * a time), of 130 or 3 and of 6 or 2 (a thread per row for softmax and the
+ * norms; a warp per row, or columns, for the reductions); simulated, each
+ * row of a block costs 256 fibers.  Then rows of 32 and 33 elements, each
+ * side of TENDO_SHORT_ROW, where softmax and the norms change team. */
+static void DTFN(test_cuda_rows)(void)
+{
+    const int64_t wide[3] = {cu_simulated ? 2 : 6, cu_simulated ? 3 : 130, 1104};
+    const int64_t at[3] = {3, 5, 32}, past[3] = {3, 5, 33};
+
+    DTFN(test_cuda_rows_of)(wide, "");
+    DTFN(test_cuda_rows_of)(at, " [3,5,32]");
+    DTFN(test_cuda_rows_of)(past, " [3,5,33]");
 }
 
 /* Reductions over few long rows and over few tall columns take the
