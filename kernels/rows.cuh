@@ -341,8 +341,10 @@ static __device__ __forceinline__ void tendo_row_put(T *y, int64_t step, int64_t
  * a tensor's outer dim (softmax over dim 0 of a row-major tensor). */
 #define TENDO_SHORT_ROW 32
 
-/* a block per row (uniform per block: the block's fold syncs it) */
+/* a block per row (uniform per block: the block's fold syncs it), the
+ * row kept in shared memory when it fits */
 struct tendo_team_block {
+    static const bool caches = true;
     static __device__ __forceinline__ int64_t first() { return blockIdx.x; }
     static __device__ __forceinline__ int64_t stride() { return gridDim.x; }
     static __device__ __forceinline__ int64_t rank() { return threadIdx.x; }
@@ -354,8 +356,10 @@ struct tendo_team_block {
     }
 };
 
-/* a thread per row (rows of at most TENDO_SHORT_ROW elements) */
+/* a thread per row (rows of at most TENDO_SHORT_ROW elements, read
+ * again from global memory: a block's threads take different rows) */
 struct tendo_team_thread {
+    static const bool caches = false;
     static __device__ __forceinline__ int64_t first() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
     static __device__ __forceinline__ int64_t stride() { return (int64_t)gridDim.x * blockDim.x; }
     static __device__ __forceinline__ int64_t rank() { return 0; }
@@ -370,11 +374,15 @@ struct tendo_team_thread {
 /* Whether r's rows go to a thread each (tendo_team_thread). */
 static inline bool tendo_rows_short(const tendo__cu_rows *r) { return r->len <= TENDO_SHORT_ROW; }
 
-/* Blocks for r's rows, each to a team of Team. */
+/* Blocks for r's rows: a row per thread when short_rows, else per block. */
 static inline unsigned tendo_row_blocks(const tendo__cu_rows *r, bool short_rows)
 {
     return tendo_blocks(r->rows.numel, short_rows ? TENDO_THREADS : 1);
 }
+
+/* Whether a team of Team keeps a row of len compute-type C elements in
+ * dynamic shared memory (its launch gives len * sizeof(C) bytes). */
+#define TENDO_ROW_CACHED(Team, C, len) ((Team::caches) && (len) <= TENDO_ROW_CACHE_OF(C))
 
 /* Each member's V-element pieces of a row of len: the same pieces in every
  * pass, so that a thread reads back from the cache only what it wrote. */
@@ -406,11 +414,11 @@ static bool tendo_rows_vectored(const tendo__cu_rows *r)
 }
 
 template <typename T, typename I, int V, typename Team>
-__global__ void tendo_softmax_rows(tendo__cu_rows r, int log, int cached)
+__global__ void tendo_softmax_rows(tendo__cu_rows r, int log)
 {
     typedef typename tendo_ct_<T>::C C;
     __shared__ C sh[32];
-    C *cache = cached ? (C *)TENDO_DYN_SHARED : NULL;
+    C *cache = TENDO_ROW_CACHED(Team, C, r.len) ? (C *)TENDO_DYN_SHARED : NULL;
 
     for (int64_t j = Team::first(); j < r.rows.numel; j += Team::stride()) {
         int64_t off[TENDO__CU_OPS];
@@ -474,11 +482,11 @@ __global__ void tendo_softmax_back_rows(tendo__cu_rows r, int log)
 /* Launched with TENDO_THREADS threads: the bound lets V = 16 one-byte
  * elements (fp8) and their weight and bias keep their registers (t-ptxas). */
 template <typename T, typename I, int V, typename Team>
-__global__ void __launch_bounds__(TENDO_THREADS) tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c, int cached)
+__global__ void __launch_bounds__(TENDO_THREADS) tendo_norm_rows(tendo__cu_rows r, tendo__cu_norm_ctx c)
 {
     typedef typename tendo_ct_<T>::C C;
     __shared__ C sh[32];
-    C *cache = cached ? (C *)TENDO_DYN_SHARED : NULL;
+    C *cache = TENDO_ROW_CACHED(Team, C, r.len) ? (C *)TENDO_DYN_SHARED : NULL;
     const T *w = (const T *)c.w, *b = (const T *)c.b;
 
     for (int64_t j = Team::first(); j < r.rows.numel; j += Team::stride()) {
@@ -661,18 +669,17 @@ static int tendo_softmax_launch(const tendo__cu_rows *r, int log)
 {
     typedef typename tendo_ct_<T>::C C;
     bool short_rows = tendo_rows_short(r);
-    int cached = !short_rows && r->len <= TENDO_ROW_CACHE_OF(C);
-    size_t shmem = cached ? (size_t)r->len * sizeof(C) : 0;
+    size_t shmem = TENDO_ROW_CACHED(tendo_team_block, C, r->len) ? (size_t)r->len * sizeof(C) : 0;
     unsigned blocks = tendo_row_blocks(r, short_rows);
 
     if (r->rows.numel == 0)
         return 0;
     if (short_rows)
-        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 1, tendo_team_thread>)(*r, log, 0);
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 1, tendo_team_thread>)(*r, log);
     else if (tendo_rows_vectored<T>(r))
-        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 16 / sizeof(T), tendo_team_block>)(*r, log, cached);
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 16 / sizeof(T), tendo_team_block>)(*r, log);
     else
-        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 1, tendo_team_block>)(*r, log, cached);
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_softmax_rows<T, int64_t, 1, tendo_team_block>)(*r, log);
     return tendo_launched();
 }
 
@@ -696,19 +703,18 @@ static int tendo_norm_launch(const tendo__cu_rows *r, const tendo__cu_norm_ctx *
 {
     typedef typename tendo_ct_<T>::C C;
     bool short_rows = tendo_rows_short(r);
-    int cached = !short_rows && r->len <= TENDO_ROW_CACHE_OF(C);
-    size_t shmem = cached ? (size_t)r->len * sizeof(C) : 0;
+    size_t shmem = TENDO_ROW_CACHED(tendo_team_block, C, r->len) ? (size_t)r->len * sizeof(C) : 0;
     unsigned blocks = tendo_row_blocks(r, short_rows);
 
     if (r->rows.numel == 0)
         return 0;
     if (short_rows)
-        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 1, tendo_team_thread>)(*r, *c, 0);
+        TENDO_LAUNCH(blocks, TENDO_THREADS, 0, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 1, tendo_team_thread>)(*r, *c);
     else if (tendo_rows_vectored<T>(r) && tendo_row_param_vectored(c->w, c->w_stride) &&
              tendo_row_param_vectored(c->b, c->b_stride))
-        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 16 / sizeof(T), tendo_team_block>)(*r, *c, cached);
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 16 / sizeof(T), tendo_team_block>)(*r, *c);
     else
-        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 1, tendo_team_block>)(*r, *c, cached);
+        TENDO_LAUNCH(blocks, TENDO_THREADS, shmem, cudaStreamPerThread, tendo_norm_rows<T, int64_t, 1, tendo_team_block>)(*r, *c);
     return tendo_launched();
 }
 

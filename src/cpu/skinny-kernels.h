@@ -140,10 +140,10 @@ SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *a
  * b[g] now and the row next bytes on in the next group, so near the end
  * of a row its prefetches ask for the start of that one, not of the
  * following row, which (but for the last stream's) this group reads
- * already.  A short row (a thread's
- * share of a [k, n] weight's columns: 4 KB of f16 4096 at two threads)
- * thus starts prefetched (a Xeon, Emerald Rapids, out of cache, f16, bf16
- * and f32 [1, 4096] x [4096, 4096] at two threads: 0.89-0.96 of the time). */
+ * already.  A short row (a thread's share of a [k, n] weight's columns:
+ * 4 KB of f16 4096 at two threads) thus starts prefetched (a Xeon, Emerald
+ * Rapids, out of cache, f16, bf16 and f32 [1, 4096] x [4096, 4096] at two
+ * threads: 0.89-0.96 of the time). */
 SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *ap, int64_t lda,
                               const char *const b[SK_GROUP], int64_t next, float *c, int64_t ldc)
 {
