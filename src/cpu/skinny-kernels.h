@@ -49,6 +49,11 @@ SK_TARGET static inline float SK(hsum)(__m512 v) { return _mm512_reduce_add_ps(v
 #endif
 
 #define W SK_WIDTH
+/* Weight rows a dot tile of more than two rows of A takes: four rows of A
+ * by SK_DOT_NJ weight rows are 4 * SK_DOT_NJ accumulators, plus the weight
+ * vectors and a vector of A, in the 16 registers of AVX2 (3: 16 of them)
+ * or the 32 of AVX-512 (4: 21). */
+#define SK_DOT_NJ (W == 8 ? 3 : 4)
 /* The most weight rows axpy_group adds into C in one pass. */
 #define SK_GROUP 8
 #define SK_INLINE SK_TARGET static inline __attribute__((always_inline))
@@ -129,7 +134,7 @@ SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *a
                        int64_t ldw, float *c, int64_t ldc)
 {
 #define SK_TILE(MI, NJ, ai, wr, ci, cj, nj) SK(dot_tile)(kind, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
-    SK_DOT_TILES(m, n, ap, lda, w, ldw, c, ldc, SK_TILE);
+    SK_DOT_TILES(SK_DOT_NJ, m, n, ap, lda, w, ldw, c, ldc, SK_TILE);
 #undef SK_TILE
 }
 
@@ -265,4 +270,5 @@ SK_ENTRY(axpy, axpy_bf16, SK_BF16)
 #undef LOAD_F16
 #undef LOAD_BF16
 #undef W
+#undef SK_DOT_NJ
 #undef SK_GROUP

@@ -105,8 +105,12 @@ SK_PORTABLE(d, double, 4)
  * weight rows, C's rows, C's column of each weight row, weight rows
  * stored) with MI and NJ constants, so that each tile's accumulators are
  * registers.  One or two rows of A (a decoder's) take eight weight rows a
- * tile, more take four: eight streams of the weight in flight read it
- * from memory faster than four (about 1.3x for f16 on a Zen 4).  Slot q
+ * tile, more take NJ_MANY: eight streams of the weight in flight read it
+ * from memory faster than four (about 1.3x for f16 on a Zen 4), and more
+ * rows of A are bound by arithmetic, whose accumulators must fit the
+ * registers (AVX2's 16 take 4 x 3: at 4 x 4 they spilled, and bf16 [32,
+ * 4096] x [4096, 4096]^T took 21-27 ms against 14.6-15.5 on a Zen 3,
+ * f16 25 against 13.7).  Slot q
  * of tile t takes row q * run + t, run = ceil(n / NJ): each slot walks a
  * run of consecutive rows and so reads on where it left off, where tiles
  * of NJ consecutive rows make every stream jump NJ rows ahead at each
@@ -115,12 +119,12 @@ SK_PORTABLE(d, double, 4)
  * faster so).  The slots in use are the first nj; the others read row t
  * again and are not stored.  Neither the tile's shape nor the walk
  * changes any bits: each sum has its own accumulator. */
-#define SK_DOT_TILES(m, n, ap, lda, w, ldw, c, ldc, TILE)                                                      \
+#define SK_DOT_TILES(NJ_MANY, m, n, ap, lda, w, ldw, c, ldc, TILE)                                             \
     do {                                                                                                     \
         if ((m) <= 2) {                                                                                      \
             SK_DOT_TILES_NJ(8, m, n, ap, lda, w, ldw, c, ldc, TILE)                                          \
         } else {                                                                                             \
-            SK_DOT_TILES_NJ(4, m, n, ap, lda, w, ldw, c, ldc, TILE)                                          \
+            SK_DOT_TILES_NJ(NJ_MANY, m, n, ap, lda, w, ldw, c, ldc, TILE)                                    \
         }                                                                                                    \
     } while (0)
 #define SK_DOT_TILES_NJ(NJ, m, n, ap, lda, w, ldw, c, ldc, TILE)                                              \
@@ -221,7 +225,7 @@ TARGET_BF16 static void dot_dpbf16(int64_t m, int64_t n, int64_t k, const void *
     float *c = cv;
 
 #define DP_TILE(MI, NJ, ai, wr, ci, cj, nj) dpbf16_tile(MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
-    SK_DOT_TILES(m, n, ap, lda, w, ldw, c, ldc, DP_TILE);
+    SK_DOT_TILES(4, m, n, ap, lda, w, ldw, c, ldc, DP_TILE);
 #undef DP_TILE
 }
 #endif
