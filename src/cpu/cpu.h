@@ -41,13 +41,21 @@ double tendo__best_f64(const double *v, int64_t n, bool largest, bool *nan);
 /* The packed-panel GEMMs (src/cpu/gemm_avx512.c): bf16 operands with
  * vdpbf16ps (AVX512_BF16), f32 operands with vfmadd (AVX-512F, or AVX2 and
  * FMA: src/cpu/gemm_avx2.c), f16 operands widened to f32 as they are
- * packed (AVX-512F, or AVX2, FMA and F16C); all accumulate in f32, with
+ * packed (AVX-512F, or AVX2, FMA and F16C), and bf16 operands widened so
+ * (BF16W) where the CPU has no AVX512_BF16; all accumulate in f32, with
  * the same bits on either instruction set. */
-typedef enum { TENDO__PGEMM_NONE = -1, TENDO__PGEMM_BF16, TENDO__PGEMM_F32, TENDO__PGEMM_F16 } tendo__pgemm_kind;
+typedef enum {
+    TENDO__PGEMM_NONE = -1,
+    TENDO__PGEMM_BF16,
+    TENDO__PGEMM_F32,
+    TENDO__PGEMM_F16,
+    TENDO__PGEMM_BF16W
+} tendo__pgemm_kind;
 /* Whether this CPU (and build) runs kind's kernel. */
 bool tendo__pgemm_available(tendo__pgemm_kind kind);
-/* The kernel that multiplies dtype t on this CPU: bf16 with AVX512_BF16,
- * f32 and f16 with AVX-512F or AVX2; else TENDO__PGEMM_NONE. */
+/* The kernel that multiplies dtype t on this CPU: bf16 with AVX512_BF16
+ * (else widened, BF16W), f32 and f16 with AVX-512F or AVX2; else
+ * TENDO__PGEMM_NONE. */
 struct tendo__traits;
 tendo__pgemm_kind tendo__pgemm_kind_of(const struct tendo__traits *t);
 /* C (m x n, f32, row stride ldc) = alpha * A B + beta * C for A and B of

@@ -1,6 +1,6 @@
 /* src/cpu/gemm_avx2.c - the packed-panel GEMM's kernels for CPUs with AVX2
- * and FMA but not AVX-512: f32, and f16 widened exactly (F16C) as it is
- * packed, from the panels gemm_avx512.c's drivers lay out and share
+ * and FMA but not AVX-512: f32, and f16 (F16C) and bf16 widened exactly as
+ * they are packed, from the panels gemm_avx512.c's drivers lay out and share
  * (src/cpu/pgemm.h).  So on these CPUs too a weight is packed once per
  * product (or once for good, tensor_<dt>_prepack) and shared by the
  * threads, where OpenBLAS's sgemm packs it again on every call.
@@ -23,16 +23,26 @@
 
 enum { TILE = 6 }; /* rows of a register tile */
 
-/* A sliver's NR values of a row of B: f32 copied, f16 widened. */
+/* 8 values of kind at p as f32: f32 as they are, f16 and BF16W widened. */
+TARGET_AVX2 static inline __m256 load8(tendo__pgemm_kind kind, const char *p)
+{
+    if (kind == TENDO__PGEMM_F32)
+        return _mm256_loadu_ps((const float *)(const void *)p);
+    __m128i h = _mm_loadu_si128((const void *)p);
+    if (kind == TENDO__PGEMM_BF16W)
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    return _mm256_cvtph_ps(h);
+}
+
+/* A sliver's NR values of a row of B as f32 words. */
 TARGET_AVX2 static inline void widen_sliver_row(tendo__pgemm_kind kind, const char *src, uint32_t *restrict dst)
 {
-    _Static_assert(NR % 8 == 0, "whole vectors of f16");
+    _Static_assert(NR % 8 == 0, "whole vectors of 16-bit values");
     if (kind == TENDO__PGEMM_F32)
         memcpy(dst, src, NR * 4);
     else
         for (int i = 0; i < NR; i += 8)
-            _mm256_storeu_ps((float *)(void *)(dst + i),
-                             _mm256_cvtph_ps(_mm_loadu_si128((const void *)(src + 2 * i))));
+            _mm256_storeu_ps((float *)(void *)(dst + i), load8(kind, src + 2 * i));
 }
 
 /* See pgemm.h (tendo__pgemm_set.pack_b_slivers).  Rows of B dense: k
@@ -62,12 +72,10 @@ TARGET_AVX2 static void pack_b_slivers(tendo__pgemm_kind kind, const void *b, in
                                    dst + (s - s0) * words * NR);
 }
 
-/* 8 words of a row of B from column h (f32 as they are, f16 widened). */
+/* 8 words of a row of B from column h. */
 TARGET_AVX2 static inline __m256 b_words8(tendo__pgemm_kind kind, const char *row, int h)
 {
-    if (kind == TENDO__PGEMM_F32)
-        return _mm256_loadu_ps((const float *)(const void *)row + h);
-    return _mm256_cvtph_ps(_mm_loadu_si128((const void *)(row + 2 * h)));
+    return load8(kind, row + elem_size(kind) * h);
 }
 
 /* The register tile of `rows` rows (a constant in each caller) at a (the
@@ -206,8 +214,8 @@ sliver(tendo__pgemm_kind kind, bool direct, int64_t words, const uint32_t *a, in
         }
 }
 
-/* See pgemm.h (tendo__pgemm_kernel); f16's panels hold f32, so one kernel
- * serves both kinds. */
+/* See pgemm.h (tendo__pgemm_kernel); f16's and BF16W's panels hold f32, so
+ * one kernel serves every kind. */
 TARGET_AVX2 static void kernel(int64_t words, const uint32_t *a, const uint32_t *b, const uint32_t *pf, float *c,
                                int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta)
 {
@@ -231,12 +239,13 @@ static tendo__pgemm_kernel kernel_for(tendo__pgemm_kind kind, int64_t mr)
     }
 KERNEL_ROWS(f32, TENDO__PGEMM_F32)
 KERNEL_ROWS(f16, TENDO__PGEMM_F16)
+KERNEL_ROWS(bf16w, TENDO__PGEMM_BF16W)
 #undef KERNEL_ROWS
 
 static tendo__pgemm_rows_kernel kernel_rows_for(tendo__pgemm_kind kind, int64_t mr)
 {
     (void)mr;
-    return kind == TENDO__PGEMM_F16 ? kernel_rows_f16 : kernel_rows_f32;
+    return kind == TENDO__PGEMM_F16 ? kernel_rows_f16 : kind == TENDO__PGEMM_BF16W ? kernel_rows_bf16w : kernel_rows_f32;
 }
 
 /* See pgemm.h (tendo__pgemm_nt_kernel): f32 only, whose words are the

@@ -68,8 +68,10 @@ bool tendo__pgemm_available(tendo__pgemm_kind kind)
 tendo__pgemm_kind tendo__pgemm_kind_of(const tendo__traits *t)
 {
 #ifdef TENDO_HAVE_BF16
-    if (t == tendo__traits_of(TENDO_BF16) && tendo__pgemm_available(TENDO__PGEMM_BF16))
-        return TENDO__PGEMM_BF16;
+    if (t == tendo__traits_of(TENDO_BF16))
+        return tendo__pgemm_available(TENDO__PGEMM_BF16)    ? TENDO__PGEMM_BF16
+               : tendo__pgemm_available(TENDO__PGEMM_BF16W) ? TENDO__PGEMM_BF16W
+                                                            : TENDO__PGEMM_NONE;
 #endif
     if (t == tendo__traits_of(TENDO_F32) && tendo__pgemm_available(TENDO__PGEMM_F32))
         return TENDO__PGEMM_F32;
@@ -89,12 +91,14 @@ size_t tendo__pgemm_b_bytes(tendo__pgemm_kind kind, int64_t k, int64_t n)
 }
 
 #if PGEMM_X86
-/* 16 words from p: 64 bytes as they are (f32, bf16 pairs), or 16 f16
- * widened to f32. */
+/* 16 words from p: 64 bytes as they are (f32, bf16 pairs), or 16 f16 or
+ * BF16W values widened to f32. */
 TARGET_512 static inline __m512i load16(tendo__pgemm_kind kind, const char *p)
 {
     if (kind == TENDO__PGEMM_F16)
         return _mm512_castps_si512(_mm512_cvtph_ps(_mm256_loadu_si256((const void *)p)));
+    if (kind == TENDO__PGEMM_BF16W)
+        return _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)p)), 16);
     return _mm512_loadu_si512((const void *)p);
 }
 
@@ -102,8 +106,8 @@ TARGET_512 static inline __m512i load16(tendo__pgemm_kind kind, const char *p)
  * of k from p0 on for kc k, into MR-row slivers, each row a slot of WORDS
  * words: sliver t at dst + t*MR*WORDS, word [r*WORDS + q] is k step q of
  * row r.  Rows past the panel are zero.  For either set: a dense row is
- * copied (f32 values, bf16 pairs) or widened (f16) by routines that
- * dispatch themselves. */
+ * copied (f32 values, bf16 pairs) or widened (f16, BF16W) by routines
+ * that dispatch themselves. */
 static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs, int64_t cs, int64_t m, int64_t i0, int64_t mc,
                    int64_t p0, int64_t kc, uint32_t *restrict dst)
 {
@@ -116,8 +120,8 @@ static void pack_a(tendo__pgemm_kind kind, const void *a, int64_t rs, int64_t cs
             const char *row = (const char *)a + (i * rs + p0) * esize;
             if (t + r >= mc)
                 memset(w, 0, (size_t)words * sizeof *w);
-            else if (cs == 1 && kc % g == 0 && kind == TENDO__PGEMM_F16) /* k dense */
-                tendo__f16_to_f32_n((const uint16_t *)(const void *)row, (float *)(void *)w, words);
+            else if (cs == 1 && kc % g == 0 && widened(kind)) /* k dense */
+                widen_n(kind, (const uint16_t *)(const void *)row, (float *)(void *)w, words);
             else if (cs == 1 && kc % g == 0) /* the words are the row's as they are */
                 memcpy(w, row, (size_t)words * sizeof *w);
             else
@@ -150,7 +154,7 @@ TARGET_512 static inline void pack_b_word(tendo__pgemm_kind kind, const char *ro
  * before q0 come from a set's pack_b_slivers (the dense rows of B, cs 1: a
  * weight used as is, V).  Columns of B dense (rs 1) hold each column's
  * words in order, so the sliver is their transposed copy (of the words, or
- * of the f16 values then widened). */
+ * of the 16-bit values then widened). */
 void tendo__pgemm_pack_b_sliver(tendo__pgemm_kind kind, const void *b, int64_t rs, int64_t cs, int64_t k, int64_t n,
                                 int64_t kk0, int64_t words, int64_t j0, int64_t q0, uint32_t *restrict dst)
 {
@@ -160,7 +164,7 @@ void tendo__pgemm_pack_b_sliver(tendo__pgemm_kind kind, const void *b, int64_t r
 
     if (rs == 1 && cs != 1 && dense > 0) {
         const char *src = base + (j0 * cs + kk0) * esize;
-        if (kind == TENDO__PGEMM_F16) { /* the f16 values transposed, then widened */
+        if (widened(kind)) { /* the 16-bit values transposed, then widened */
             uint16_t half[WORDS * NR];
             int64_t h = 0;
             for (; ((uintptr_t)src & 1) == 0 && h < dense; h += 32) { /* a line of each column at a time, as below */
@@ -170,7 +174,7 @@ void tendo__pgemm_pack_b_sliver(tendo__pgemm_kind kind, const void *b, int64_t r
                     break;
             }
             if (h >= dense) {
-                tendo__f16_to_f32_n(half, (float *)(void *)dst, dense * NR);
+                widen_n(kind, half, (float *)(void *)dst, dense * NR);
                 q = dense;
             }
         } else if (((uintptr_t)src & 3) == 0 && cs * esize % 4 == 0)
@@ -345,12 +349,14 @@ static tendo__pgemm_nt_kernel kernel_nt_for(tendo__pgemm_kind kind)
     return kind == TENDO__PGEMM_BF16 ? kernel_nt_bf16 : kind == TENDO__PGEMM_F32 ? kernel_nt_f32 : NULL;
 }
 
-/* The micro-kernel of kind (f16's panels hold f32) for a tile of mr rows. */
+/* The micro-kernel of kind (f16's and BF16W's panels hold f32) for a tile
+ * of mr rows. */
 static tendo__pgemm_kernel kernel_for(tendo__pgemm_kind kind, int64_t mr)
 {
     static const tendo__pgemm_kernel fns[][2] = {[TENDO__PGEMM_BF16] = {kernel_bf16, kernel_bf16_short},
                                        [TENDO__PGEMM_F32] = {kernel_f32, kernel_f32_short},
-                                       [TENDO__PGEMM_F16] = {kernel_f32, kernel_f32_short}};
+                                       [TENDO__PGEMM_F16] = {kernel_f32, kernel_f32_short},
+                                       [TENDO__PGEMM_BF16W] = {kernel_f32, kernel_f32_short}};
     return fns[kind][mr <= MR_SHORT];
 }
 
@@ -369,13 +375,16 @@ KERNEL_ROWS(f32, TENDO__PGEMM_F32, MR)
 KERNEL_ROWS(f32_short, TENDO__PGEMM_F32, MR_SHORT)
 KERNEL_ROWS(f16, TENDO__PGEMM_F16, MR)
 KERNEL_ROWS(f16_short, TENDO__PGEMM_F16, MR_SHORT)
+KERNEL_ROWS(bf16w, TENDO__PGEMM_BF16W, MR)
+KERNEL_ROWS(bf16w_short, TENDO__PGEMM_BF16W, MR_SHORT)
 #undef KERNEL_ROWS
 
 static tendo__pgemm_rows_kernel kernel_rows_for(tendo__pgemm_kind kind, int64_t mr)
 {
     static const tendo__pgemm_rows_kernel fns[][2] = {[TENDO__PGEMM_BF16] = {kernel_rows_bf16, kernel_rows_bf16_short},
                                             [TENDO__PGEMM_F32] = {kernel_rows_f32, kernel_rows_f32_short},
-                                            [TENDO__PGEMM_F16] = {kernel_rows_f16, kernel_rows_f16_short}};
+                                            [TENDO__PGEMM_F16] = {kernel_rows_f16, kernel_rows_f16_short},
+                                            [TENDO__PGEMM_BF16W] = {kernel_rows_bf16w, kernel_rows_bf16w_short}};
     return fns[kind][mr <= MR_SHORT];
 }
 

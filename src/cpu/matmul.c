@@ -348,8 +348,9 @@ TENDO__OMP(omp for schedule(dynamic))
  * itself there. */
 #define PGEMM_MIN ((int64_t)1 << 24)
 /* Nor does it with fewer rows than this (B of other strides than the
- * skinny path takes: products of up to 2 rows by a [k, n] weight, more by
- * a transposed one, are its; see TENDO__SKINNY_AXPY_PGEMM_ROWS), so that
+ * skinny path takes: products of up to 2 rows by a [k, n] weight, 4 where
+ * the AVX2 set multiplies, more by a transposed one, are its; see
+ * TENDO__SKINNY_AXPY_PGEMM_ROWS), so that
  * the products the skinny path leaves go to the packed kernel (Zen 4,
  * 4096 x 4096, [k, n], one thread: 8 rows 6.8-7.4 ms against OpenBLAS's
  * 15.7-19.5 as first measured, 3.5-3.6 since the kernel fetches the next
@@ -422,7 +423,7 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
         /* fresh kept panels from KEPT_MIN_ROWS rows on; stale ones are left
          * for a product past the skinny limits to pack again */
         if (p->A.rows >= KEPT_MIN_ROWS && c->pkind != TENDO__PGEMM_NONE && p->A.cols > 0 &&
-            !(c->pkind == TENDO__PGEMM_F16 && p->B.rs == 1))
+            !((c->pkind == TENDO__PGEMM_F16 || c->pkind == TENDO__PGEMM_BF16W) && p->B.rs == 1))
             (void)use_kept(p, b, c, true);
         c->skinny = !c->bpacked;
         if (c->skinny)
@@ -441,6 +442,12 @@ static int64_t float_prepare(const tendo__mm_plan *p, const tendo__tensor *b, co
     if (c->pkind == TENDO__PGEMM_F32 && c->blas &&
         (p->A.rows * p->B.cols * p->A.cols < PGEMM_MIN || p->A.rows < PGEMM_MIN_ROWS ||
          (rows->count > 1 && tendo__pgemm_on_avx2(c->pkind))))
+        c->pkind = TENDO__PGEMM_NONE;
+    /* bf16 widened (no AVX512_BF16): products of one row block, the
+     * batches of a decoder or a prompt, which tendo__sgemm packs for badly;
+     * past it, tendo__sgemm, as fast at 1024^3 (Zen 3, one thread, 28-31
+     * ms either way; at two, 17-19 against 20-23) */
+    if (c->pkind == TENDO__PGEMM_BF16W && !c->bpacked && rows->count > 1)
         c->pkind = TENDO__PGEMM_NONE;
     if (c->pkind != TENDO__PGEMM_NONE)
         c->blas = false;

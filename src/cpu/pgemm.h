@@ -8,12 +8,14 @@
  * (k steps in increasing order by FMA from zero, blocks of WORDS in
  * increasing order, each block folded as alpha * s + beta * C): the same
  * bits on every set, in any tile.  A packed element is a 32-bit word
- * holding one k step (an f32 value; for bf16, a pair of k steps).  B is
+ * holding one k step (an f32 value, f16 and BF16W widened to one; for
+ * bf16, a pair of k steps).  B is
  * packed in slivers of NR columns, word [q*NR + c] k step q of column c;
  * A in slivers of MR rows, each row a slot of WORDS words. */
 #ifndef TENDO_SRC_CPU_PGEMM_H
 #define TENDO_SRC_CPU_PGEMM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -50,15 +52,28 @@ static inline int64_t per_word(tendo__pgemm_kind kind) { return kind == TENDO__P
 /* Bytes per element of the operands. */
 static inline int64_t elem_size(tendo__pgemm_kind kind) { return kind == TENDO__PGEMM_F32 ? 4 : 2; }
 
+/* Whether kind's 16-bit values are widened to f32 words (f16, BF16W). */
+static inline bool widened(tendo__pgemm_kind kind) { return kind == TENDO__PGEMM_F16 || kind == TENDO__PGEMM_BF16W; }
+
+/* n 16-bit values of a widened kind at src as f32 at dst. */
+static inline void widen_n(tendo__pgemm_kind kind, const uint16_t *src, float *dst, int64_t n)
+{
+    if (kind == TENDO__PGEMM_BF16W)
+        tendo__bf16_to_f32_n(src, dst, n);
+    else
+        tendo__f16_to_f32_n(src, dst, n);
+}
+
 /* The 32-bit word of k step p (k p*g .. p*g+g-1) of row r of a strided
  * operand (element strides rs, cs), zero past rows x cols. */
 static inline uint32_t pgemm_word(tendo__pgemm_kind kind, const void *x, int64_t rs, int64_t cs, int64_t r, int64_t p,
                                   int64_t rows, int64_t cols)
 {
     if (kind != TENDO__PGEMM_BF16) {
-        float v = !(r < rows && p < cols)      ? 0.0f
-                  : kind == TENDO__PGEMM_F32 ? ((const float *)x)[r * rs + p * cs]
-                                             : tendo__f16_bits_to_f32(((const uint16_t *)x)[r * rs + p * cs]);
+        float v = !(r < rows && p < cols)        ? 0.0f
+                  : kind == TENDO__PGEMM_F32   ? ((const float *)x)[r * rs + p * cs]
+                  : kind == TENDO__PGEMM_BF16W ? tendo__bf16_bits_to_f32(((const uint16_t *)x)[r * rs + p * cs])
+                                               : tendo__f16_bits_to_f32(((const uint16_t *)x)[r * rs + p * cs]);
         uint32_t w;
         memcpy(&w, &v, sizeof w);
         return w;
@@ -117,8 +132,8 @@ typedef struct {
     tendo__pgemm_nt_kernel (*kernel_nt_for)(tendo__pgemm_kind kind);
 } tendo__pgemm_set;
 
-/* The AVX2 set (src/cpu/gemm_avx2.c): f32 with AVX2 and FMA, f16 with F16C
- * too; NULL where the packed GEMMs are not built (PGEMM_X86 0). */
+/* The AVX2 set (src/cpu/gemm_avx2.c): f32 and BF16W with AVX2 and FMA, f16
+ * with F16C too; NULL where the packed GEMMs are not built (PGEMM_X86 0). */
 extern const tendo__pgemm_set *const tendo__pgemm_avx2;
 
 /* One B sliver: columns j0..j0+NR, words k steps from k kk0 on (k rows in

@@ -333,7 +333,8 @@ bool tendo__skinny_takes(const tendo__traits *t, int64_t m, int64_t k, int64_t n
                    (m <= TENDO__SKINNY_DOT_ROWS && nt_pays(pk, m));
         return m <= TENDO__SKINNY_DOT_ROWS;
     }
-    if (pk != TENDO__PGEMM_NONE && m > TENDO__SKINNY_AXPY_PGEMM_ROWS)
+    if (pk != TENDO__PGEMM_NONE &&
+        m > (tendo__pgemm_on_avx2(pk) ? TENDO__SKINNY_AXPY_PGEMM_ROWS_AVX2 : TENDO__SKINNY_AXPY_PGEMM_ROWS))
         return false;
     return (csb == 1 || n == 1) && m <= TENDO__SKINNY_AXPY_ROWS;
 }

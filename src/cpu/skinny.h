@@ -52,8 +52,18 @@ struct tendo__traits;
  * rows 1.1-1.4 against 1.7-2.2, 3 rows 3.4 against 1.7; f16 2 rows 1.7
  * against 2.5, 3 rows 2.6 against 2.5; at TENDO_CPU=avx2, f32 2 rows
  * 2.5-2.6 against 2.6-2.8, 3 rows 3.3-3.4 against 2.7-2.8, 6 rows 4.7-4.8
- * against 3.2-3.3; f16 5 rows 2.4 against 2.7, 6 rows 2.9 against 2.8. */
+ * against 3.2-3.3; f16 5 rows 2.4 against 2.7, 6 rows 2.9 against 2.8.
+ * Where the AVX2 set multiplies (bf16 too, widened: TENDO__PGEMM_BF16W),
+ * a CPU with no more than AVX2 says otherwise: AMD EPYC (Zen 3), 4096 x
+ * 4096, one thread, two rounds, ms skinny against GEMM: f32 3 rows
+ * 3.9-4.2 against 8.8-12.7, 4 rows 3.7-4.9 against 9.1-10.7, 6 rows
+ * 8.5-11.0 against 9.6-12.4, 8 rows 11.7-14.7 against 11.2-13.4; f16 3
+ * rows 1.7-2.4 against 5.1-10.4, 4 rows 2.3-2.9 against 4.3-6.8, 8 rows
+ * 7.2-7.9 against 5.8-8.6; bf16 3 rows 2.3-2.9 against 5.4-8.7, 4 rows
+ * 3.3 against 6.4-8.8, 6 rows 5.4-5.5 against 5.6-7.2, 8 rows 8.1-9.5
+ * against 7.5-8.1. */
 #define TENDO__SKINNY_AXPY_PGEMM_ROWS 2
+#define TENDO__SKINNY_AXPY_PGEMM_ROWS_AVX2 4
 /* By a transposed [n, k] weight where the AVX2 set multiplies (no
  * AVX-512): the dot kernels up to these rows, the packed GEMM (each sliver
  * transposed as it is packed) past them, but for f32's rows that

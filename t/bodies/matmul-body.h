@@ -304,17 +304,21 @@ static const int64_t t_pp_mkn[][3] = {{4, 64, 50}, {8, 129, 37}, {24, 100, 70}, 
 #endif
 
 /* Bytes of the panels a prepack of a [k, n] weight keeps on this CPU: 0
- * where no packed kernel multiplies the dtype (bf16 without AVX512_BF16 or
- * on AMX tiles; f32 and f16 without AVX-512 or AVX2), else at least k*n elements
- * (bf16 pairs, f16 widened to f32). */
+ * where no packed kernel multiplies the dtype (bf16 on AMX tiles; f32, f16
+ * and bf16 without AVX-512 or AVX2), else at least k*n elements (bf16
+ * pairs with AVX512_BF16; f16, and bf16 without it, widened to f32). */
 static int64_t DTFN(pp_least)(int64_t k, int64_t n)
 {
-    if (!strcmp(DT_NAME, "bf16"))
-        return t_cpu_has("avx512bf16") && !t_cpu_has("amxbf16") ? k * n * 2 : 0; /* AMX: tiles, no panels */
-    bool avx2 = t_cpu_has("avx2") && t_cpu_has("fma") && (t_cpu_has("f16c") || !strcmp(DT_NAME, "f32"));
+    bool bf16 = !strcmp(DT_NAME, "bf16");
+
+    if (bf16 && t_cpu_has("amxbf16"))
+        return 0; /* AMX: tiles, no panels */
+    if (bf16 && t_cpu_has("avx512bf16"))
+        return k * n * 2;
+    bool avx2 = t_cpu_has("avx2") && t_cpu_has("fma") && (t_cpu_has("f16c") || strcmp(DT_NAME, "f16"));
     if (!t_cpu_has("avx512") && !avx2)
         return 0;
-    return !strcmp(DT_NAME, "f32") || !strcmp(DT_NAME, "f16") ? k * n * 4 : 0;
+    return !strcmp(DT_NAME, "f32") || !strcmp(DT_NAME, "f16") || bf16 ? k * n * 4 : 0;
 }
 
 /* tensor_prepack: the products of a prepacked weight give the bits of the

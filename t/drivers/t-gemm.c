@@ -260,12 +260,13 @@ static double worst_error(const mat *A, const mat *B, const cmat *c, int64_t k, 
     return worst;
 }
 
-/* When via_avx512[type] is set, products of that type go through the
- * packed kernel of tendo__pgemm (pgemm_kind[type]) instead. */
-static bool via_avx512[3];
+/* When via[type] is a kind, products of that type go through the packed
+ * kernel of tendo__pgemm of that kind instead.  pgemm_kind: each type's
+ * own kind (bf16's with vdpbf16ps; TENDO__PGEMM_BF16W widens it). */
+static tendo__pgemm_kind via[3] = {TENDO__PGEMM_NONE, TENDO__PGEMM_NONE, TENDO__PGEMM_NONE};
 static const tendo__pgemm_kind pgemm_kind[3] = {TENDO__PGEMM_F32, TENDO__PGEMM_F16, TENDO__PGEMM_BF16};
 
-/* tendo__sgemm, or tendo__pgemm where via_avx512 asks for it (and it has
+/* tendo__sgemm, or tendo__pgemm where via asks for it (and it has
  * something to multiply: it leaves k == 0 to tendo__sgemm). */
 static int run_gemm(int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t rsa, int64_t csa,
                     const void *b, int64_t rsb, int64_t csb, const tendo__traits *t, float beta, float *c, int64_t ldc)
@@ -273,8 +274,8 @@ static int run_gemm(int64_t m, int64_t n, int64_t k, float alpha, const void *a,
     int rc = 1;
 
     for (int g = G_F32; g <= G_BF16; g++)
-        if (via_avx512[g] && t == traits((gtype)g))
-            rc = tendo__pgemm(pgemm_kind[g], m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, ldc);
+        if (via[g] != TENDO__PGEMM_NONE && t == traits((gtype)g))
+            rc = tendo__pgemm(via[g], m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, ldc);
     return rc == 1 ? tendo__sgemm(m, n, k, alpha, a, rsa, csa, b, rsb, csb, t, beta, c, ldc) : rc;
 }
 
@@ -494,19 +495,20 @@ static void test_kernel(const char *kernel)
     test_splits();
 }
 
-/* The cases of type through the packed kernel of tendo__pgemm (bf16:
- * vdpbf16ps; f32 and f16: FMA, on AVX-512 or, forced or where the CPU
- * has no more, AVX2), where this CPU (as TENDO_CPU caps it) runs it. */
-static void test_packed_kernel(gtype type, const char *name)
+/* The cases of type through the packed kernel of tendo__pgemm of kind
+ * (bf16: vdpbf16ps, or widened; f32 and f16: FMA, on AVX-512 or, forced
+ * or where the CPU has no more, AVX2), where this CPU (as TENDO_CPU caps
+ * it) runs it. */
+static void test_packed_kernel(gtype type, tendo__pgemm_kind kind, const char *name)
 {
     char what[64];
 
-    if (!tendo__pgemm_available(pgemm_kind[type])) {
+    if (!tendo__pgemm_available(kind)) {
         skip(1, "no %s on this CPU (or TENDO_CPU caps it): its %s kernel is not used", name, type_name[type]);
         return;
     }
     diag("micro-kernel: %s (%s operands)", name, type_name[type]);
-    via_avx512[type] = true;
+    via[type] = kind;
     snprintf(what, sizeof what, "%s shapes %s", name, type_name[type]);
     test_shapes(what, type, NSHAPES);
     snprintf(what, sizeof what, "%s random %s", name, type_name[type]);
@@ -521,13 +523,13 @@ static void test_packed_kernel(gtype type, const char *name)
     test_row_split(L_FLIP_ROWS, L_STRIDED, type, 0.5f);
     test_row_split(L_ROW, L_FLIP_COLS, type, 0.0f);
     test_row_split(L_STRIDED, L_COL, type, 1.0f);
-    via_avx512[type] = false;
+    via[type] = TENDO__PGEMM_NONE;
 }
 
 /* The AVX2 and AVX-512 kernels give the same bits: random shapes (one A
  * panel and several, edges in m, n and k), layouts and scalars through
  * tendo__pgemm on each set, where this CPU has both. */
-static void test_sets_agree(gtype type)
+static void test_sets_agree(gtype type, tendo__pgemm_kind kind)
 {
     static const float scalars[] = {0.0f, 1.0f, -1.0f, 2.5f, -0.75f, 0.5f};
     int same = 0, count = 12;
@@ -544,10 +546,10 @@ static void test_sets_agree(gtype type)
         cmat c512 = make_c(m, n, 1, 0), c2 = make_c(m, n, 1, 0);
         int rc;
         memcpy(c2.buf, c512.buf, (size_t)c512.nbuf * sizeof(float));
-        rc = tendo__pgemm(pgemm_kind[type], m, n, k, alpha, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs, B.cs,
-                          beta, c512.buf, c512.ldc);
+        rc = tendo__pgemm(kind, m, n, k, alpha, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs, B.cs, beta,
+                          c512.buf, c512.ldc);
         tendo__pgemm_force_avx2(1);
-        rc |= tendo__pgemm(pgemm_kind[type], m, n, k, alpha, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
+        rc |= tendo__pgemm(kind, m, n, k, alpha, row_ptr(&A, 0), A.rs, A.cs, row_ptr(&B, 0), B.rs,
                            B.cs, beta, c2.buf, c2.ldc);
         tendo__pgemm_force_avx2(0);
         if (rc == 0 && memcmp(c512.buf, c2.buf, (size_t)c512.nbuf * sizeof(float)) == 0)
@@ -634,16 +636,19 @@ int main(void)
     tendo__gemm_force_portable(1);
     test_kernel("portable");
     tendo__gemm_force_portable(0);
-    test_packed_kernel(G_BF16, "avx512bf16");
-    test_packed_kernel(G_F32, tendo__cpu_has(TENDO__CPU_AVX512) ? "avx512" : "avx2");
-    test_packed_kernel(G_F16, tendo__cpu_has(TENDO__CPU_AVX512) ? "avx512" : "avx2");
+    test_packed_kernel(G_BF16, TENDO__PGEMM_BF16, "avx512bf16");
+    test_packed_kernel(G_F32, TENDO__PGEMM_F32, tendo__cpu_has(TENDO__CPU_AVX512) ? "avx512" : "avx2");
+    test_packed_kernel(G_F16, TENDO__PGEMM_F16, tendo__cpu_has(TENDO__CPU_AVX512) ? "avx512" : "avx2");
+    test_packed_kernel(G_BF16, TENDO__PGEMM_BF16W, tendo__cpu_has(TENDO__CPU_AVX512) ? "avx512 widened" : "avx2 widened");
     if (tendo__cpu_has(TENDO__CPU_AVX512) && tendo__pgemm_force_avx2(1)) { /* the AVX2 set here too */
-        test_packed_kernel(G_F32, "avx2");
-        test_packed_kernel(G_F16, "avx2");
+        test_packed_kernel(G_F32, TENDO__PGEMM_F32, "avx2");
+        test_packed_kernel(G_F16, TENDO__PGEMM_F16, "avx2");
+        test_packed_kernel(G_BF16, TENDO__PGEMM_BF16W, "avx2 widened");
         tendo__pgemm_force_avx2(0);
     }
-    test_sets_agree(G_F32);
-    test_sets_agree(G_F16);
+    test_sets_agree(G_F32, TENDO__PGEMM_F32);
+    test_sets_agree(G_F16, TENDO__PGEMM_F16);
+    test_sets_agree(G_BF16, TENDO__PGEMM_BF16W);
     test_nt_agrees(G_F32, tendo__cpu_has(TENDO__CPU_AVX512) ? "avx512" : "avx2");
     test_nt_agrees(G_BF16, "avx512bf16");
     if (tendo__cpu_has(TENDO__CPU_AVX512) && tendo__pgemm_force_avx2(1)) { /* f32's AVX2 nt kernel */
