@@ -42,8 +42,8 @@ double tendo__best_f64(const double *v, int64_t n, bool largest, bool *nan);
  * vdpbf16ps (AVX512_BF16), f32 operands with vfmadd (AVX-512F, or AVX2 and
  * FMA: src/cpu/gemm_avx2.c), f16 operands widened to f32 as they are
  * packed (AVX-512F, or AVX2, FMA and F16C), and bf16 operands widened so
- * (BF16W) where the CPU has no AVX512_BF16; all accumulate in f32, with
- * the same bits on either instruction set. */
+ * (BF16W, AVX2 and FMA) where the CPU has no AVX512_BF16; all accumulate
+ * in f32, with the same bits on either instruction set. */
 typedef enum {
     TENDO__PGEMM_NONE = -1,
     TENDO__PGEMM_BF16,

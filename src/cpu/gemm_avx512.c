@@ -59,6 +59,8 @@ bool tendo__pgemm_available(tendo__pgemm_kind kind)
         return false;
     if (kind == TENDO__PGEMM_BF16)
         return tendo__cpu_has(TENDO__CPU_AVX512BF16);
+    if (kind == TENDO__PGEMM_BF16W) /* on the AVX2 set alone (set_of) */
+        return tendo__pgemm_avx2 && tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA);
     return tendo__cpu_has(TENDO__CPU_AVX512) ||
            (tendo__pgemm_avx2 &&
             tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA | (kind == TENDO__PGEMM_F16 ? TENDO__CPU_F16C : 0)));
@@ -91,14 +93,12 @@ size_t tendo__pgemm_b_bytes(tendo__pgemm_kind kind, int64_t k, int64_t n)
 }
 
 #if PGEMM_X86
-/* 16 words from p: 64 bytes as they are (f32, bf16 pairs), or 16 f16 or
- * BF16W values widened to f32. */
+/* 16 words from p: 64 bytes as they are (f32, bf16 pairs), or 16 f16
+ * widened to f32. */
 TARGET_512 static inline __m512i load16(tendo__pgemm_kind kind, const char *p)
 {
     if (kind == TENDO__PGEMM_F16)
         return _mm512_castps_si512(_mm512_cvtph_ps(_mm256_loadu_si256((const void *)p)));
-    if (kind == TENDO__PGEMM_BF16W)
-        return _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const void *)p)), 16);
     return _mm512_loadu_si512((const void *)p);
 }
 
@@ -349,14 +349,12 @@ static tendo__pgemm_nt_kernel kernel_nt_for(tendo__pgemm_kind kind)
     return kind == TENDO__PGEMM_BF16 ? kernel_nt_bf16 : kind == TENDO__PGEMM_F32 ? kernel_nt_f32 : NULL;
 }
 
-/* The micro-kernel of kind (f16's and BF16W's panels hold f32) for a tile
- * of mr rows. */
+/* The micro-kernel of kind (f16's panels hold f32) for a tile of mr rows. */
 static tendo__pgemm_kernel kernel_for(tendo__pgemm_kind kind, int64_t mr)
 {
     static const tendo__pgemm_kernel fns[][2] = {[TENDO__PGEMM_BF16] = {kernel_bf16, kernel_bf16_short},
                                        [TENDO__PGEMM_F32] = {kernel_f32, kernel_f32_short},
-                                       [TENDO__PGEMM_F16] = {kernel_f32, kernel_f32_short},
-                                       [TENDO__PGEMM_BF16W] = {kernel_f32, kernel_f32_short}};
+                                       [TENDO__PGEMM_F16] = {kernel_f32, kernel_f32_short}};
     return fns[kind][mr <= MR_SHORT];
 }
 
@@ -375,16 +373,13 @@ KERNEL_ROWS(f32, TENDO__PGEMM_F32, MR)
 KERNEL_ROWS(f32_short, TENDO__PGEMM_F32, MR_SHORT)
 KERNEL_ROWS(f16, TENDO__PGEMM_F16, MR)
 KERNEL_ROWS(f16_short, TENDO__PGEMM_F16, MR_SHORT)
-KERNEL_ROWS(bf16w, TENDO__PGEMM_BF16W, MR)
-KERNEL_ROWS(bf16w_short, TENDO__PGEMM_BF16W, MR_SHORT)
 #undef KERNEL_ROWS
 
 static tendo__pgemm_rows_kernel kernel_rows_for(tendo__pgemm_kind kind, int64_t mr)
 {
     static const tendo__pgemm_rows_kernel fns[][2] = {[TENDO__PGEMM_BF16] = {kernel_rows_bf16, kernel_rows_bf16_short},
                                             [TENDO__PGEMM_F32] = {kernel_rows_f32, kernel_rows_f32_short},
-                                            [TENDO__PGEMM_F16] = {kernel_rows_f16, kernel_rows_f16_short},
-                                            [TENDO__PGEMM_BF16W] = {kernel_rows_bf16w, kernel_rows_bf16w_short}};
+                                            [TENDO__PGEMM_F16] = {kernel_rows_f16, kernel_rows_f16_short}};
     return fns[kind][mr <= MR_SHORT];
 }
 
@@ -393,11 +388,15 @@ static const tendo__pgemm_set avx512_set = {pack_b_slivers, kernel_for, kernel_r
 /* Set by tendo__pgemm_force_avx2 (tests). */
 static atomic_int force_avx2;
 
-/* The set that multiplies kind on this CPU, where tendo__pgemm_available. */
+/* The set that multiplies kind on this CPU, where tendo__pgemm_available:
+ * BF16W always the AVX2 one (where it runs, AVX-512 without AVX512_BF16,
+ * bf16 is not worth a second set of kernels). */
 static const tendo__pgemm_set *set_of(tendo__pgemm_kind kind)
 {
     bool avx512 = tendo__cpu_has(TENDO__CPU_AVX512) && !atomic_load_explicit(&force_avx2, memory_order_relaxed);
 
+    if (kind == TENDO__PGEMM_BF16W)
+        return tendo__pgemm_avx2;
     return kind == TENDO__PGEMM_BF16 || avx512 || !tendo__pgemm_avx2 ? &avx512_set : tendo__pgemm_avx2;
 }
 #endif

@@ -132,8 +132,9 @@ typedef struct {
     tendo__pgemm_nt_kernel (*kernel_nt_for)(tendo__pgemm_kind kind);
 } tendo__pgemm_set;
 
-/* The AVX2 set (src/cpu/gemm_avx2.c): f32 and BF16W with AVX2 and FMA, f16
- * with F16C too; NULL where the packed GEMMs are not built (PGEMM_X86 0). */
+/* The AVX2 set (src/cpu/gemm_avx2.c): f32 and BF16W (which only it
+ * multiplies) with AVX2 and FMA, f16 with F16C too; NULL where the packed
+ * GEMMs are not built (PGEMM_X86 0). */
 extern const tendo__pgemm_set *const tendo__pgemm_avx2;
 
 /* One B sliver: columns j0..j0+NR, words k steps from k kk0 on (k rows in
