@@ -52,6 +52,11 @@
  * f16 5.0-5.8 against 3.8-4.1, f32 7.0-9.6 against 7.0-7.8; 32 rows bf16
  * 7.4-10.4 against 6.8-7.0, f32 14.1-19.7 against 12.9-17.5. */
 
+/* Whether this file's set has kernels for kind: all but BF16W, which only
+ * the AVX2 set multiplies (where it runs, AVX-512 without AVX512_BF16,
+ * bf16 is not worth a second set of kernels). */
+static bool in_avx512_set(tendo__pgemm_kind kind) { return kind != TENDO__PGEMM_BF16W; }
+
 /* See cpu.h. */
 bool tendo__pgemm_available(tendo__pgemm_kind kind)
 {
@@ -59,9 +64,7 @@ bool tendo__pgemm_available(tendo__pgemm_kind kind)
         return false;
     if (kind == TENDO__PGEMM_BF16)
         return tendo__cpu_has(TENDO__CPU_AVX512BF16);
-    if (kind == TENDO__PGEMM_BF16W) /* on the AVX2 set alone (set_of) */
-        return tendo__pgemm_avx2 && tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA);
-    return tendo__cpu_has(TENDO__CPU_AVX512) ||
+    return (in_avx512_set(kind) && tendo__cpu_has(TENDO__CPU_AVX512)) ||
            (tendo__pgemm_avx2 &&
             tendo__cpu_has(TENDO__CPU_AVX2 | TENDO__CPU_FMA | (kind == TENDO__PGEMM_F16 ? TENDO__CPU_F16C : 0)));
 }
@@ -388,15 +391,12 @@ static const tendo__pgemm_set avx512_set = {pack_b_slivers, kernel_for, kernel_r
 /* Set by tendo__pgemm_force_avx2 (tests). */
 static atomic_int force_avx2;
 
-/* The set that multiplies kind on this CPU, where tendo__pgemm_available:
- * BF16W always the AVX2 one (where it runs, AVX-512 without AVX512_BF16,
- * bf16 is not worth a second set of kernels). */
+/* The set that multiplies kind on this CPU, where tendo__pgemm_available. */
 static const tendo__pgemm_set *set_of(tendo__pgemm_kind kind)
 {
-    bool avx512 = tendo__cpu_has(TENDO__CPU_AVX512) && !atomic_load_explicit(&force_avx2, memory_order_relaxed);
+    bool avx512 = in_avx512_set(kind) && tendo__cpu_has(TENDO__CPU_AVX512) &&
+                  !atomic_load_explicit(&force_avx2, memory_order_relaxed);
 
-    if (kind == TENDO__PGEMM_BF16W)
-        return tendo__pgemm_avx2;
     return kind == TENDO__PGEMM_BF16 || avx512 || !tendo__pgemm_avx2 ? &avx512_set : tendo__pgemm_avx2;
 }
 #endif
