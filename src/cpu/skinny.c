@@ -105,12 +105,13 @@ SK_PORTABLE(d, double, 4)
  * weight rows, C's rows, C's column of each weight row, weight rows
  * stored) with MI and NJ constants, so that each tile's accumulators are
  * registers.  One or two rows of A (a decoder's) take eight weight rows a
- * tile, more take NJ_MANY: eight streams of the weight in flight read it
- * from memory faster than four (about 1.3x for f16 on a Zen 4), and more
- * rows of A are bound by arithmetic, whose accumulators must fit the
- * registers (AVX2's 16 take 4 x 3: at 4 x 4 they spilled, and bf16 [32,
- * 4096] x [4096, 4096]^T took 21-27 ms against 14.6-15.5 on a Zen 3,
- * f16 25 against 13.7).  Slot q
+ * tile (but one row by vdpbf16ps takes two: dot_dpbf16), more take
+ * NJ_MANY: eight streams of the weight in flight read it from memory
+ * faster than four (about 1.3x for f16 on a Zen 4), and more rows of A are
+ * bound by arithmetic, whose accumulators must fit the registers (AVX2's
+ * 16 take 4 x 3: at 4 x 4 they spilled, and bf16 [32, 4096] x [4096,
+ * 4096]^T took 21-27 ms against 14.6-15.5 on a Zen 3, f16 25 against
+ * 13.7).  Slot q
  * of tile t takes row q * run + t, run = ceil(n / NJ): each slot walks a
  * run of consecutive rows and so reads on where it left off, where tiles
  * of NJ consecutive rows make every stream jump NJ rows ahead at each
@@ -181,8 +182,8 @@ TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_step(int MI
  * zero padded to whole vectors of 32) and bf16 weight row w[j], for i < MI,
  * j < nj <= NJ: vdpbf16ps multiplies 32 pairs at a time, each product exact
  * in f32, added into 16 lanes (it treats bf16 subnormals and f32 subnormal
- * results as zero). */
-TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_tile(int MI, int NJ, int64_t k,
+ * results as zero).  PF: whether each stream is prefetched SK_AHEAD on. */
+TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_tile(bool PF, int MI, int NJ, int64_t k,
                                                                         const uint16_t *ap, int64_t lda,
                                                                         const char *const w[8], float *c,
                                                                         int64_t ldc, const int64_t cj[8], int nj)
@@ -194,7 +195,8 @@ TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_tile(int MI
         _Pragma("GCC unroll 8") for (int j = 0; j < NJ; j++) acc[i][j] = _mm512_setzero_ps();
     for (; p + 32 <= k; p += 32) {
         __m512i wv[8];
-        _Pragma("GCC unroll 8") for (int j = 0; j < NJ; j++) SK_PREFETCH(w[j] + p * 2);
+        if (PF)
+            _Pragma("GCC unroll 8") for (int j = 0; j < NJ; j++) SK_PREFETCH(w[j] + p * 2);
         _Pragma("GCC unroll 8") for (int j = 0; j < NJ; j++) wv[j] = _mm512_loadu_si512((const void *)(w[j] + p * 2));
         dpbf16_step(MI, NJ, ap + p, lda, wv, acc);
     }
@@ -217,15 +219,32 @@ TARGET_BF16 static inline __attribute__((always_inline)) void dpbf16_tile(int MI
 }
 
 /* C += A W^T for bf16 A (raw, as dpbf16_tile takes it) and bf16 weight rows
- * at w + j * ldw bytes, in the tiles of SK_DOT_TILES. */
+ * at w + j * ldw bytes, in the tiles of SK_DOT_TILES; but one row of A (a
+ * decoder's) reads two streams of the weight and asks for none of it
+ * ahead, which streams it from memory faster than eight prefetched ones,
+ * where vdpbf16ps takes a whole 64-byte line of a stream per instruction.
+ * Zen 4, five interleaved rounds, ms cold, 1 / 2 threads, two streams
+ * against eight: [1, 4096] x [11008, 4096]^T 3.43-3.59 against 4.35-5.17
+ * / 2.22-2.61 against 2.98-3.17, [1, 4096] x [4096, 4096]^T 1.29 against
+ * 1.66-1.88 / 1.06-1.07 against 1.12-1.18 (0.69-0.95; hot 0.59-1.02); one
+ * or four streams 0.69-1.01, two prefetched 0.86-0.91; at two rows of A
+ * eight prefetched streams stay faster (two: 1.09 cold, 1.31 hot).  f16 and
+ * f32 (skinny-kernels.h), whose vectors take half a line, measured no
+ * such gain (two or four streams, prefetched or not: 0.90-1.35 of eight). */
 TARGET_BF16 static void dot_dpbf16(int64_t m, int64_t n, int64_t k, const void *a, int64_t lda, const char *w,
                                    int64_t ldw, void *cv, int64_t ldc)
 {
     const uint16_t *ap = a;
     float *c = cv;
 
-#define DP_TILE(MI, NJ, ai, wr, ci, cj, nj) dpbf16_tile(MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
-    SK_DOT_TILES(4, m, n, ap, lda, w, ldw, c, ldc, DP_TILE);
+#define DP_TILE(MI, NJ, ai, wr, ci, cj, nj) dpbf16_tile(true, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
+#define DP_TILE_ROW(MI, NJ, ai, wr, ci, cj, nj) dpbf16_tile(false, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
+    if (m == 1) {
+        SK_DOT_TILES_NJ(2, m, n, ap, lda, w, ldw, c, ldc, DP_TILE_ROW)
+    } else {
+        SK_DOT_TILES(4, m, n, ap, lda, w, ldw, c, ldc, DP_TILE);
+    }
+#undef DP_TILE_ROW
 #undef DP_TILE
 }
 #endif
