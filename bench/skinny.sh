@@ -34,6 +34,9 @@
 # run's own figures are left in $SKINNY_SCRATCH/skinny-raw.txt.
 # Differences to keep in mind: ggml's x and y are F32 whatever W's type
 # (it converts x to W's type inside mul_mat); tendo's x and y are W's dtype.
+# For M = 1 llamafile_sgemm declines (it takes 2 rows of x or more), so the
+# "ggml" and "ggml+lf" columns of the matrix-vector cases run the same code,
+# and their gap measures the machine's noise.
 set -eu
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
