@@ -137,12 +137,26 @@ SK_INLINE void SK(dot_tile)(int kind, int MI, int NJ, int64_t k, const float *ap
 }
 
 /* C (m x n, row stride ldc) += A W^T over k: the weight's row j at w + j *
- * ldw bytes, in the tiles of SK_DOT_TILES. */
+ * ldw bytes, in the tiles of SK_DOT_TILES; but one or two rows of A with
+ * more than one thread take four weight rows a tile, not eight: four
+ * streams a thread read an out-of-cache weight faster when two threads
+ * read at once (Zen 4, 2 threads, f16 and f32 [1, 4096] x [4096, 4096]^T
+ * and x [11008, 4096]^T, two sittings of five and seven interleaved
+ * rounds: 0.82-0.97 of the time, AVX2 0.85-0.90; two streams 1.01-1.10
+ * of four), where one thread reads as fast or faster with eight (f16 out
+ * of cache 1.00 with four, in cache 1.38).  A weight the last-level cache
+ * holds is read faster by eight at two threads too (f16 [4096, 4096]^T
+ * hot: 1.28-1.36 with four), but a decoder reads each weight once per
+ * token, after all the others. */
 SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *w,
                        int64_t ldw, float *c, int64_t ldc)
 {
 #define SK_TILE(MI, NJ, ai, wr, ci, cj, nj) SK(dot_tile)(kind, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
-    SK_DOT_TILES(SK_DOT_NJ, m, n, ap, lda, w, ldw, c, ldc, SK_TILE);
+    if (m <= 2 && tendo__threads() > 1) {
+        SK_DOT_TILES_NJ(4, m, n, ap, lda, w, ldw, c, ldc, SK_TILE)
+    } else {
+        SK_DOT_TILES(SK_DOT_NJ, m, n, ap, lda, w, ldw, c, ldc, SK_TILE);
+    }
 #undef SK_TILE
 }
 
@@ -289,8 +303,9 @@ SK_INLINE void SK(axpy_split_group)(int G, int64_t n2, const float *ap, const ch
  * weight: on a Zen 4, AVX-512, five interleaved rounds, [1, 4096] x [4096,
  * 4096] and x [4096, 11008], 1 and 2 threads, 0.90-0.97 of axpy's time
  * out of cache, 0.96-1.00 in it (medians); AVX2 (the same machine under
- * TENDO_CPU=avx2) and two or more rows of A measured no gain (AVX2 at two
- * threads 1.01-1.35; two rows 1.01-1.09), so those keep axpy. */
+ * TENDO_CPU=avx2) lost at two threads (1.01-1.35; one thread 0.96-1.00)
+ * and two rows of A lost (1.01-1.09; four and eight 0.97-1.03), so those
+ * keep axpy. */
 SK_INLINE void SK(axpy_bf16_split)(int64_t n, int64_t k, const float *ap, const char *b, int64_t ldb, float *c)
 {
     int64_t n2 = n / (2 * W) * (2 * W), p = 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "core/iter.h"
 #include "core/traits.h"
 #include "cpu/cpu.h"
 #include "cpu/gemm.h"
@@ -109,7 +110,8 @@ SK_PORTABLE(d, double, 4)
  * weight rows, C's rows, C's column of each weight row, weight rows
  * stored) with MI and NJ constants, so that each tile's accumulators are
  * registers.  One or two rows of A (a decoder's) take eight weight rows a
- * tile (but one row by vdpbf16ps takes two: dot_dpbf16), more take
+ * tile (but one row by vdpbf16ps takes two: dot_dpbf16; the widening
+ * kernels four on more than one thread: skinny-kernels.h), more take
  * NJ_MANY: eight streams of the weight in flight read it from memory
  * faster than four (about 1.3x for f16 on a Zen 4), and more rows of A are
  * bound by arithmetic, whose accumulators must fit the registers (AVX2's
