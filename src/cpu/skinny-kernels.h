@@ -220,50 +220,6 @@ SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *a
     }
 }
 
-/* Rows i < MI of C += A's rows times the k weight rows (row p at b + p *
- * ldb bytes): eight weight rows per pass over C for one or two rows of A
- * (a decoder's: C is loaded and stored half as often), four for more,
- * whose broadcast elements of A take the registers. */
-SK_INLINE void SK(axpy_rows)(int kind, int MI, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b,
-                             int64_t ldb, float *c, int64_t ldc)
-{
-    const int G = MI <= 2 ? SK_GROUP : 4;
-    int64_t p = 0;
-
-    for (; p + G <= k; p += G) {
-        const char *br[SK_GROUP];
-        SK_UNROLL
-        for (int g = 0; g < SK_GROUP; g++)
-            br[g] = b + (p + (g < G ? g : 0)) * ldb;
-        SK(axpy_group)(kind, MI, G, n, ap + p, lda, br, G * ldb, c, ldc);
-    }
-    for (; p < k; p++) {
-        const char *br[SK_GROUP] = {b + p * ldb};
-        SK(axpy_group)(kind, MI, 1, n, ap + p, lda, br, ldb, c, ldc);
-    }
-}
-
-/* C (m x n) += A B for B's rows at b + p * ldb bytes: A's rows eight at a time. */
-SK_INLINE void SK(axpy)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b,
-                        int64_t ldb, float *c, int64_t ldc)
-{
-    for (int64_t i = 0; i < m; i += 8) {
-        const float *ai = ap + i * lda;
-        float *ci = c + i * ldc;
-
-        switch (m - i < 8 ? m - i : 8) {
-        case 1: SK(axpy_rows)(kind, 1, n, k, ai, lda, b, ldb, ci, ldc); break;
-        case 2: SK(axpy_rows)(kind, 2, n, k, ai, lda, b, ldb, ci, ldc); break;
-        case 3: SK(axpy_rows)(kind, 3, n, k, ai, lda, b, ldb, ci, ldc); break;
-        case 4: SK(axpy_rows)(kind, 4, n, k, ai, lda, b, ldb, ci, ldc); break;
-        case 5: SK(axpy_rows)(kind, 5, n, k, ai, lda, b, ldb, ci, ldc); break;
-        case 6: SK(axpy_rows)(kind, 6, n, k, ai, lda, b, ldb, ci, ldc); break;
-        case 7: SK(axpy_rows)(kind, 7, n, k, ai, lda, b, ldb, ci, ldc); break;
-        default: SK(axpy_rows)(kind, 8, n, k, ai, lda, b, ldb, ci, ldc); break;
-        }
-    }
-}
-
 /* One row of C += sum over the G weight rows b[g] of a[g] * b[g], for bf16
  * rows of n2 columns (a multiple of 2W), C held pair-split: each block of
  * 2W columns keeps its W even columns, then its W odd ones.  2W bf16 of a
@@ -296,9 +252,61 @@ SK_INLINE void SK(axpy_split_group)(int G, int64_t n2, const float *ap, const ch
     }
 }
 
+/* Rows i < MI of C += A's rows times the k weight rows (row p at b + p *
+ * ldb bytes): eight weight rows per pass over C for one or two rows of A
+ * (a decoder's: C is loaded and stored half as often), four for more,
+ * whose broadcast elements of A take the registers.  split: one row of
+ * bf16 rows into a pair-split C (axpy_split_group; MI 1, n a multiple of
+ * 2W). */
+SK_INLINE void SK(axpy_rows)(int kind, bool split, int MI, int64_t n, int64_t k, const float *ap, int64_t lda,
+                             const char *b, int64_t ldb, float *c, int64_t ldc)
+{
+    const int G = MI <= 2 ? SK_GROUP : 4;
+    int64_t p = 0;
+
+    for (; p + G <= k; p += G) {
+        const char *br[SK_GROUP];
+        SK_UNROLL
+        for (int g = 0; g < SK_GROUP; g++)
+            br[g] = b + (p + (g < G ? g : 0)) * ldb;
+        if (split)
+            SK(axpy_split_group)(G, n, ap + p, br, G * ldb, c);
+        else
+            SK(axpy_group)(kind, MI, G, n, ap + p, lda, br, G * ldb, c, ldc);
+    }
+    for (; p < k; p++) {
+        const char *br[SK_GROUP] = {b + p * ldb};
+        if (split)
+            SK(axpy_split_group)(1, n, ap + p, br, ldb, c);
+        else
+            SK(axpy_group)(kind, MI, 1, n, ap + p, lda, br, ldb, c, ldc);
+    }
+}
+
+/* C (m x n) += A B for B's rows at b + p * ldb bytes: A's rows eight at a time. */
+SK_INLINE void SK(axpy)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *b,
+                        int64_t ldb, float *c, int64_t ldc)
+{
+    for (int64_t i = 0; i < m; i += 8) {
+        const float *ai = ap + i * lda;
+        float *ci = c + i * ldc;
+
+        switch (m - i < 8 ? m - i : 8) {
+        case 1: SK(axpy_rows)(kind, false, 1, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 2: SK(axpy_rows)(kind, false, 2, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 3: SK(axpy_rows)(kind, false, 3, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 4: SK(axpy_rows)(kind, false, 4, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 5: SK(axpy_rows)(kind, false, 5, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 6: SK(axpy_rows)(kind, false, 6, n, k, ai, lda, b, ldb, ci, ldc); break;
+        case 7: SK(axpy_rows)(kind, false, 7, n, k, ai, lda, b, ldb, ci, ldc); break;
+        default: SK(axpy_rows)(kind, false, 8, n, k, ai, lda, b, ldb, ci, ldc); break;
+        }
+    }
+}
+
 /* One row of C (n columns, zero) += a B for bf16 B (rows at b + p * ldb
- * bytes): the whole blocks of 2W columns pair-split (axpy_split_group,
- * SK_GROUP weight rows a pass), then put back in order; the last n mod 2W
+ * bytes): the whole blocks of 2W columns pair-split (axpy_rows with
+ * axpy_split_group), then put back in order; the last n mod 2W
  * columns by axpy.  A decoder's matrix-vector product by a [k, n] bf16
  * weight: on a Zen 4, AVX-512, five interleaved rounds, [1, 4096] x [4096,
  * 4096] and x [4096, 11008], 1 and 2 threads, 0.90-0.97 of axpy's time
@@ -308,19 +316,10 @@ SK_INLINE void SK(axpy_split_group)(int G, int64_t n2, const float *ap, const ch
  * keep axpy. */
 SK_INLINE void SK(axpy_bf16_split)(int64_t n, int64_t k, const float *ap, const char *b, int64_t ldb, float *c)
 {
-    int64_t n2 = n / (2 * W) * (2 * W), p = 0;
+    int64_t n2 = n / (2 * W) * (2 * W);
 
-    for (; n2 > 0 && p + SK_GROUP <= k; p += SK_GROUP) {
-        const char *br[SK_GROUP];
-        SK_UNROLL
-        for (int g = 0; g < SK_GROUP; g++)
-            br[g] = b + (p + g) * ldb;
-        SK(axpy_split_group)(SK_GROUP, n2, ap + p, br, SK_GROUP * ldb, c);
-    }
-    for (; n2 > 0 && p < k; p++) {
-        const char *br[SK_GROUP] = {b + p * ldb};
-        SK(axpy_split_group)(1, n2, ap + p, br, ldb, c);
-    }
+    if (n2 > 0)
+        SK(axpy_rows)(SK_BF16, true, 1, n2, k, ap, 0, b, ldb, c, 0);
     for (int64_t j = 0; j < n2; j += 2 * W) {
         float split[2 * W];
         memcpy(split, c + j, sizeof split);
