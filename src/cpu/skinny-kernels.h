@@ -170,8 +170,9 @@ SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *a
  * already.  A short row (a thread's share of a [k, n] weight's columns:
  * 4 KB of f16 4096 at two threads) thus starts prefetched (a Xeon, Emerald
  * Rapids, out of cache, f16, bf16 and f32 [1, 4096] x [4096, 4096] at two
- * threads: 0.89-0.96 of the time). */
-SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *ap, int64_t lda,
+ * threads: 0.89-0.96 of the time).  pf: whether it prefetches at all
+ * (axpy_rows). */
+SK_INLINE void SK(axpy_group)(int kind, bool pf, int MI, int G, int64_t n, const float *ap, int64_t lda,
                               const char *const b[SK_GROUP], int64_t next, float *c, int64_t ldc)
 {
     int64_t es = kind == SK_F32 ? 4 : 2, j = 0, row = n * es;
@@ -187,7 +188,8 @@ SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *a
         int64_t ahead = j * es + SK_AHEAD, at = ahead < row ? ahead : ahead - row + next;
         SK_UNROLL
         for (int g = 0; g < G; g++)
-            SK_PREFETCH_AT(b[g], at);
+            if (pf)
+                SK_PREFETCH_AT(b[g], at);
         SK_UNROLL
         for (int g = 0; g < G; g++)
             bv[g] = SK(load)(kind, b[g] + j * es);
@@ -225,8 +227,8 @@ SK_INLINE void SK(axpy_group)(int kind, int MI, int G, int64_t n, const float *a
  * 2W columns keeps its W even columns, then its W odd ones.  2W bf16 of a
  * row are one load, widened exactly by a shift (the even ones) and a mask
  * (the odd ones), with no shuffle; the sums are axpy_group's, in the same
- * order (the same bits), with its prefetches. */
-SK_INLINE void SK(axpy_split_group)(int G, int64_t n2, const float *ap, const char *const b[SK_GROUP],
+ * order (the same bits), with its prefetches where pf. */
+SK_INLINE void SK(axpy_split_group)(bool pf, int G, int64_t n2, const float *ap, const char *const b[SK_GROUP],
                                     int64_t next, float *c)
 {
     int64_t row = n2 * 2;
@@ -240,7 +242,8 @@ SK_INLINE void SK(axpy_split_group)(int G, int64_t n2, const float *ap, const ch
         int64_t ahead = j * 2 + SK_AHEAD, at = ahead < row ? ahead : ahead - row + next;
         SK_UNROLL
         for (int g = 0; g < G; g++)
-            SK_PREFETCH_AT(b[g], at);
+            if (pf)
+                SK_PREFETCH_AT(b[g], at);
         SK_UNROLL
         for (int g = 0; g < G; g++) {
             VI v = VI_LOADU(b[g] + j * 2);
@@ -257,11 +260,21 @@ SK_INLINE void SK(axpy_split_group)(int G, int64_t n2, const float *ap, const ch
  * (a decoder's: C is loaded and stored half as often), four for more,
  * whose broadcast elements of A take the registers.  split: one row of
  * bf16 rows into a pair-split C (axpy_split_group; MI 1, n a multiple of
- * 2W). */
+ * 2W).
+ *
+ * One or two rows of A on AVX-512 on an AMD CPU ask for nothing ahead:
+ * its hardware prefetchers alone feed the eight streams faster (Zen 4,
+ * out of cache, [1 or 2, 4096] x [4096, 4096] and x [4096, 11008], f32,
+ * f16 and bf16, 1 and 2 threads, five interleaved rounds: 0.74-0.92 of the
+ * time in twelve cases of thirteen, 1.01 in the other; in cache
+ * 0.75-1.07), where the Xeon that the prefetches were measured on needs
+ * them.  Four and eight rows (1.03) and AVX2's narrower loads (f16 [1,
+ * 4096] x [4096, 11008], 1 thread: 1.30) keep them. */
 SK_INLINE void SK(axpy_rows)(int kind, bool split, int MI, int64_t n, int64_t k, const float *ap, int64_t lda,
                              const char *b, int64_t ldb, float *c, int64_t ldc)
 {
     const int G = MI <= 2 ? SK_GROUP : 4;
+    const bool pf = !(W == 16 && MI <= 2 && tendo__cpu_amd());
     int64_t p = 0;
 
     for (; p + G <= k; p += G) {
@@ -270,16 +283,16 @@ SK_INLINE void SK(axpy_rows)(int kind, bool split, int MI, int64_t n, int64_t k,
         for (int g = 0; g < SK_GROUP; g++)
             br[g] = b + (p + (g < G ? g : 0)) * ldb;
         if (split)
-            SK(axpy_split_group)(G, n, ap + p, br, G * ldb, c);
+            SK(axpy_split_group)(pf, G, n, ap + p, br, G * ldb, c);
         else
-            SK(axpy_group)(kind, MI, G, n, ap + p, lda, br, G * ldb, c, ldc);
+            SK(axpy_group)(kind, pf, MI, G, n, ap + p, lda, br, G * ldb, c, ldc);
     }
     for (; p < k; p++) {
         const char *br[SK_GROUP] = {b + p * ldb};
         if (split)
-            SK(axpy_split_group)(1, n, ap + p, br, ldb, c);
+            SK(axpy_split_group)(pf, 1, n, ap + p, br, ldb, c);
         else
-            SK(axpy_group)(kind, MI, 1, n, ap + p, lda, br, ldb, c, ldc);
+            SK(axpy_group)(kind, pf, MI, 1, n, ap + p, lda, br, ldb, c, ldc);
     }
 }
 
