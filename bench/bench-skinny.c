@@ -24,16 +24,22 @@
  * ggml the same way.
  *
  * --bandwidth sums a 1 GiB buffer of floats split among THREADS pthreads
- * and prints "bw GB/S", the best of 5 passes, GB = 1e9 bytes.  Not a
- * test.  It reads the way the skinny kernels read a weight: each thread's
- * share in blocks of 8 rows of 16 KiB read side by side, 8 streams in
- * flight, each fetched 512 bytes ahead (AVX-512 or AVX2 loads, chosen at
- * run time), from a buffer advised into huge pages as tendo's storage is.
- * A plain sum of one stream on an AMD EPYC (Zen 3) VM read 7-14 GB/s at
- * one thread, this 15-19, while the products streamed their weight at
- * 19-21 (2026-12-01). */
+ * and prints "bw GB/S", the best of 10 passes, GB = 1e9 bytes (then
+ * "forms rows GB/S stream GB/S", each form's best).  Not a
+ * test.  The passes take two forms in turn, as no one form reads fastest
+ * on every machine: the way the skinny kernels read a weight, each
+ * thread's share in blocks of 8 rows of 16 KiB read side by side, 8
+ * streams in flight, each fetched 512 bytes ahead; and one plain stream a
+ * thread, nothing fetched ahead (AVX-512 or AVX2 loads, chosen at run
+ * time), from a buffer advised into huge pages as tendo's storage is.  On
+ * an AMD EPYC (Zen 3) VM the plain stream read 7-14 GB/s at one thread,
+ * the rows 15-19, while the products streamed their weight at 19-21
+ * (2026-12-01); on a Zen 4 VM the plain stream read 1.21-1.32x as fast
+ * as the rows at 1 and 2 threads, and the rows' figure alone had put the
+ * products by transposed weights at up to 133% of it (2026-12-03). */
 #define _DEFAULT_SOURCE /* madvise */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +64,7 @@ static void die(const char *what)
 typedef struct {
     const float *p;
     size_t n;
+    bool stream; /* one stream, unprefetched, instead of rows side by side */
     float sum;
 } chunk_t;
 
@@ -90,6 +97,33 @@ __attribute__((target("avx512f"))) static float sum_blocks_avx512(const float *p
     return _mm512_reduce_add_ps(acc[0]);
 }
 
+/* The sum (in some order) of n floats at p, a multiple of 64, read in
+ * order with nothing asked for ahead. */
+__attribute__((target("avx512f"))) static float sum_stream_avx512(const float *p, size_t n)
+{
+    __m512 acc[4];
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) acc[r] = _mm512_setzero_ps();
+    for (size_t i = 0; i < n; i += 64)
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) acc[r] = _mm512_add_ps(acc[r], _mm512_loadu_ps(p + i + 16 * r));
+    acc[0] = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]));
+    return _mm512_reduce_add_ps(acc[0]);
+}
+
+__attribute__((target("avx2"))) static float sum_stream_avx2(const float *p, size_t n)
+{
+    __m256 acc[4];
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) acc[r] = _mm256_setzero_ps();
+    for (size_t i = 0; i < n; i += 64)
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) acc[r] = _mm256_add_ps(
+            acc[r], _mm256_add_ps(_mm256_loadu_ps(p + i + 16 * r), _mm256_loadu_ps(p + i + 16 * r + 8)));
+    acc[0] = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+    float lane[8], s = 0;
+    _mm256_storeu_ps(lane, acc[0]);
+    for (int i = 0; i < 8; i++)
+        s += lane[i];
+    return s;
+}
+
 __attribute__((target("avx2"))) static float sum_blocks_avx2(const float *p, size_t blocks)
 {
     __m256 acc[SUM_ROWS];
@@ -111,16 +145,16 @@ __attribute__((target("avx2"))) static float sum_blocks_avx2(const float *p, siz
 #endif
 
 /* The sum of the n floats at p, in blocks of SUM_ROWS rows of SUM_ROW
- * floats, each block's rows read in step. */
-static float sum_floats(const float *p, size_t n)
+ * floats, each block's rows read in step; or, stream, in one stream. */
+static float sum_floats(const float *p, size_t n, bool stream)
 {
     size_t blocks = n / (SUM_ROWS * SUM_ROW), i = blocks * SUM_ROWS * SUM_ROW;
     float s = 0;
 #if SUM_X86
     if (__builtin_cpu_supports("avx512f"))
-        s = sum_blocks_avx512(p, blocks);
+        s = stream ? sum_stream_avx512(p, i) : sum_blocks_avx512(p, blocks);
     else if (__builtin_cpu_supports("avx2"))
-        s = sum_blocks_avx2(p, blocks);
+        s = stream ? sum_stream_avx2(p, i) : sum_blocks_avx2(p, blocks);
     else
         i = 0;
 #else
@@ -134,7 +168,7 @@ static float sum_floats(const float *p, size_t n)
 static void *sum_chunk(void *arg)
 {
     chunk_t *c = arg;
-    c->sum = sum_floats(c->p, c->n);
+    c->sum = sum_floats(c->p, c->n, c->stream);
     return NULL;
 }
 
@@ -152,14 +186,15 @@ static int bandwidth(int nth)
     }
     for (size_t i = 0; i < n; i++)
         p[i] = (float)(i & 7);
-    double best = 1e30, total = 0;
-    for (int pass = 0; pass < 6; pass++) {
+    double best[2] = {1e30, 1e30}, total = 0;
+    for (int pass = 0; pass < 12; pass++) { /* the two forms in turn */
         pthread_t th[64];
         chunk_t ch[64];
         double t = now();
         for (int k = 0; k < nth; k++) {
             ch[k].p = p + n / nth * k;
             ch[k].n = k == nth - 1 ? n - n / nth * k : n / nth;
+            ch[k].stream = pass % 2;
             if (k)
                 pthread_create(&th[k], NULL, sum_chunk, &ch[k]);
         }
@@ -169,10 +204,12 @@ static int bandwidth(int nth)
         t = now() - t;
         for (int k = 0; k < nth; k++)
             total += ch[k].sum;
-        if (pass && t < best) /* pass 0 warms up */
-            best = t;
+        if (pass > 1 && t < best[pass % 2]) /* passes 0 and 1 warm up */
+            best[pass % 2] = t;
     }
-    printf("bw %.3f\n", (double)(n * sizeof *p) / best / 1e9);
+    printf("bw %.3f\n", (double)(n * sizeof *p) / (best[0] < best[1] ? best[0] : best[1]) / 1e9);
+    printf("forms rows %.3f stream %.3f\n", (double)(n * sizeof *p) / best[0] / 1e9,
+           (double)(n * sizeof *p) / best[1] / 1e9);
     if (total < 0) /* keeps the sums live */
         printf("%g\n", total);
     free(p);

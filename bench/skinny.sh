@@ -11,7 +11,8 @@
 # a build already there is reused), and compiles bench/ggml-skinny.c against
 # each.  It makes bench/bench-skinny in TENDO_BUILD_DIR (default: .), a
 # configured tendo build.  Then, in SKINNY_ROUNDS interleaved rounds (default
-# 3), it measures the read bandwidth (bench-skinny --bandwidth) and runs every
+# 3), it measures the read bandwidth (bench-skinny --bandwidth: the faster
+# of two ways of reading, rows side by side and one stream) and runs every
 # case once in each of the four programs (tendo with W as [K,N] "kn" and as
 # [N,K] viewed transposed "nkT", ggml, ggml+llamafile; the order rotates each
 # round), one process at a time, and prints one table of the medians over
