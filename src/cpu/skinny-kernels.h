@@ -99,8 +99,9 @@ SK_INLINE void SK(dot_step)(int MI, int NJ, const float *ap, int64_t lda, const 
 /* c[i*ldc + cj[j]] += the dot product of row i of ap (row stride lda, zero
  * padded to whole vectors) and weight row w[j] (elements of kind), over k,
  * for i < MI, j < nj <= NJ.  Each (i, j) has its own accumulator, summed
- * across lanes at the end. */
-SK_INLINE void SK(dot_tile)(int kind, int MI, int NJ, int64_t k, const float *ap, int64_t lda,
+ * across lanes at the end.  pf: whether each stream is prefetched
+ * SK_AHEAD on. */
+SK_INLINE void SK(dot_tile)(int kind, bool pf, int MI, int NJ, int64_t k, const float *ap, int64_t lda,
                             const char *const w[8], float *c, int64_t ldc, const int64_t cj[8], int nj)
 {
     int64_t es = kind == SK_F32 ? 4 : 2, p = 0;
@@ -115,7 +116,8 @@ SK_INLINE void SK(dot_tile)(int kind, int MI, int NJ, int64_t k, const float *ap
         VF wv[8];
         SK_UNROLL
         for (int j = 0; j < NJ; j++)
-            SK_PREFETCH(w[j] + p * es);
+            if (pf)
+                SK_PREFETCH(w[j] + p * es);
         SK_UNROLL
         for (int j = 0; j < NJ; j++)
             wv[j] = SK(load)(kind, w[j] + p * es);
@@ -147,11 +149,15 @@ SK_INLINE void SK(dot_tile)(int kind, int MI, int NJ, int64_t k, const float *ap
  * of cache 1.00 with four, in cache 1.38).  A weight the last-level cache
  * holds is read faster by eight at two threads too (f16 [4096, 4096]^T
  * hot: 1.28-1.36 with four), but a decoder reads each weight once per
- * token, after all the others. */
+ * token, after all the others.  One or two rows of A on AVX-512 on an AMD
+ * CPU prefetch nothing, as axpy_rows' (Zen 4, out of cache, f16 and f32
+ * [1, 4096] x [4096, 4096]^T and x [11008, 4096]^T, 1 and 2 threads, five
+ * interleaved rounds: 0.73-0.91 of the time; in cache 0.71-0.95). */
 SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *w,
                        int64_t ldw, float *c, int64_t ldc)
 {
-#define SK_TILE(MI, NJ, ai, wr, ci, cj, nj) SK(dot_tile)(kind, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
+    const bool pf = !(W == 16 && m <= 2 && tendo__cpu_amd());
+#define SK_TILE(MI, NJ, ai, wr, ci, cj, nj) SK(dot_tile)(kind, pf, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
     if (m <= 2 && tendo__threads() > 1) {
         SK_DOT_TILES_NJ(4, m, n, ap, lda, w, ldw, c, ldc, SK_TILE)
     } else {

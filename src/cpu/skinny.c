@@ -33,9 +33,10 @@
  * 0.91-1.01).  On a Zen 4, 1024 bytes ahead against 512 took 0.85-1.04
  * of the time for f16 and bf16 (median of five interleaved rounds, the
  * same cases, hot and cold; f32 0.93-1.05), 1536 or more lost at two
- * threads.  One or two rows by a [k, n] weight on an AMD CPU prefetch
- * nothing (skinny-kernels.h, axpy_rows).  A prefetch never faults, so one
- * past the end of the weight is harmless. */
+ * threads.  But one or two rows on AVX-512 on an AMD CPU prefetch
+ * nothing (skinny-kernels.h: SK(dot), axpy_rows): a Zen 4's hardware
+ * prefetchers alone read faster.  A prefetch never faults, so one past the
+ * end of the weight is harmless. */
 #define SK_AHEAD 1024
 #define SK_PREFETCH(p) SK_PREFETCH_AT(p, SK_AHEAD)
 /* The line off bytes (any sign) from p. */
