@@ -97,6 +97,16 @@ __attribute__((target("avx512f"))) static float sum_blocks_avx512(const float *p
     return _mm512_reduce_add_ps(acc[0]);
 }
 
+/* The sum of v's lanes. */
+__attribute__((target("avx2"))) static float sum_lanes_avx2(__m256 v)
+{
+    float lane[8], s = 0;
+    _mm256_storeu_ps(lane, v);
+    for (int i = 0; i < 8; i++)
+        s += lane[i];
+    return s;
+}
+
 /* The sum (in some order) of n floats at p, a multiple of 64, read in
  * order with nothing asked for ahead. */
 __attribute__((target("avx512f"))) static float sum_stream_avx512(const float *p, size_t n)
@@ -117,11 +127,7 @@ __attribute__((target("avx2"))) static float sum_stream_avx2(const float *p, siz
         _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) acc[r] = _mm256_add_ps(
             acc[r], _mm256_add_ps(_mm256_loadu_ps(p + i + 16 * r), _mm256_loadu_ps(p + i + 16 * r + 8)));
     acc[0] = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-    float lane[8], s = 0;
-    _mm256_storeu_ps(lane, acc[0]);
-    for (int i = 0; i < 8; i++)
-        s += lane[i];
-    return s;
+    return sum_lanes_avx2(acc[0]);
 }
 
 __attribute__((target("avx2"))) static float sum_blocks_avx2(const float *p, size_t blocks)
@@ -136,11 +142,7 @@ __attribute__((target("avx2"))) static float sum_blocks_avx2(const float *p, siz
                 acc[r] = _mm256_add_ps(acc[r], _mm256_add_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(q + 8)));
             }
     _Pragma("GCC unroll 8") for (int r = 1; r < SUM_ROWS; r++) acc[0] = _mm256_add_ps(acc[0], acc[r]);
-    float lane[8], s = 0;
-    _mm256_storeu_ps(lane, acc[0]);
-    for (int i = 0; i < 8; i++)
-        s += lane[i];
-    return s;
+    return sum_lanes_avx2(acc[0]);
 }
 #endif
 

@@ -135,34 +135,16 @@ static unsigned used(void)
 
 bool tendo__cpu_has(unsigned mask) { return (used() & mask) == mask; }
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-static bool vendor_amd(void)
-{
-    unsigned eax, vendor[3];
-    char name[13];
-
-    if (!__get_cpuid(0, &eax, &vendor[0], &vendor[2], &vendor[1])) /* EBX, EDX, ECX spell it */
-        return false;
-    memcpy(name, vendor, 12);
-    name[12] = '\0';
-    return !strcmp(name, "AuthenticAMD") || !strcmp(name, "HygonGenuine");
-}
-#else
-static bool vendor_amd(void) { return false; }
-#endif
-
-/* 0 unknown, 1 AMD's, 2 another's; racing first calls store the same value. */
-static atomic_int amd;
-
+/* See cpu.h: libgcc's (or compiler-rt's) model of the CPU, which detect()
+ * reads too. */
 bool tendo__cpu_amd(void)
 {
-    int v = atomic_load_explicit(&amd, memory_order_relaxed);
-
-    if (!v) {
-        v = vendor_amd() ? 1 : 2;
-        atomic_store_explicit(&amd, v, memory_order_relaxed);
-    }
-    return v == 1;
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd");
+#else
+    return false;
+#endif
 }
 
 static char described[128];

@@ -31,10 +31,9 @@ enum {
  * the OS saving YMM registers); always false off x86.  Thread-safe. */
 bool tendo__cpu_has(unsigned mask);
 
-/* Whether the CPU is AMD's (or Hygon's, the same cores), by cpuid leaf 0's
- * vendor, whatever TENDO_CPU says; false off x86.  Not a feature: the
- * skinny kernels tune their prefetches by it (src/cpu/skinny.c).
- * Thread-safe. */
+/* Whether the CPU is AMD's, by its vendor, whatever TENDO_CPU says; false
+ * off x86.  Not a feature: the skinny kernels tune their prefetches by it
+ * (src/cpu/skinny-kernels.h).  Thread-safe. */
 bool tendo__cpu_amd(void);
 
 /* The largest (largest true) or smallest of v[0..n), n >= 1, by the C

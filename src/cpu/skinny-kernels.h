@@ -69,6 +69,17 @@ SK_TARGET static inline float SK(hsum)(__m512 v) { return _mm512_reduce_add_ps(v
  * times: unrolled, their accumulators live in registers. */
 #define SK_UNROLL _Pragma("GCC unroll 8")
 
+/* Whether a kernel over `rows` rows of A asks for its weight streams'
+ * bytes SK_AHEAD on (skinny.c): not for one or two rows on AVX-512 on an
+ * AMD CPU, whose hardware prefetchers alone feed them faster (Zen 4, out
+ * of cache, [1, 4096] by [4096, 4096] and [4096, 11008] weights, f32, f16
+ * and bf16, both layouts, 1 and 2 threads, five interleaved rounds:
+ * 0.73-0.92 of the time in 17 cases of 18, 1.01 in the other; in cache
+ * 0.71-1.07), where the Xeon the prefetches were measured on needs them.
+ * Four and eight rows by a [k, n] weight (1.03) and AVX2's narrower loads
+ * (f16 [1, 4096] x [4096, 11008], 1 thread: 1.30) keep them. */
+SK_TARGET static inline bool SK(prefetches)(int64_t rows) { return !(W == 16 && rows <= 2 && tendo__cpu_amd()); }
+
 /* W elements of kind at p, widened to f32. */
 SK_INLINE VF SK(load)(int kind, const char *p)
 {
@@ -149,14 +160,11 @@ SK_INLINE void SK(dot_tile)(int kind, bool pf, int MI, int NJ, int64_t k, const 
  * of cache 1.00 with four, in cache 1.38).  A weight the last-level cache
  * holds is read faster by eight at two threads too (f16 [4096, 4096]^T
  * hot: 1.28-1.36 with four), but a decoder reads each weight once per
- * token, after all the others.  One or two rows of A on AVX-512 on an AMD
- * CPU prefetch nothing, as axpy_rows' (Zen 4, out of cache, f16 and f32
- * [1, 4096] x [4096, 4096]^T and x [11008, 4096]^T, 1 and 2 threads, five
- * interleaved rounds: 0.73-0.91 of the time; in cache 0.71-0.95). */
+ * token, after all the others.  Prefetched as SK(prefetches) says. */
 SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *w,
                        int64_t ldw, float *c, int64_t ldc)
 {
-    const bool pf = !(W == 16 && m <= 2 && tendo__cpu_amd());
+    const bool pf = SK(prefetches)(m);
 #define SK_TILE(MI, NJ, ai, wr, ci, cj, nj) SK(dot_tile)(kind, pf, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
     if (m <= 2 && tendo__threads() > 1) {
         SK_DOT_TILES_NJ(4, m, n, ap, lda, w, ldw, c, ldc, SK_TILE)
@@ -266,21 +274,12 @@ SK_INLINE void SK(axpy_split_group)(bool pf, int G, int64_t n2, const float *ap,
  * (a decoder's: C is loaded and stored half as often), four for more,
  * whose broadcast elements of A take the registers.  split: one row of
  * bf16 rows into a pair-split C (axpy_split_group; MI 1, n a multiple of
- * 2W).
- *
- * One or two rows of A on AVX-512 on an AMD CPU ask for nothing ahead:
- * its hardware prefetchers alone feed the eight streams faster (Zen 4,
- * out of cache, [1 or 2, 4096] x [4096, 4096] and x [4096, 11008], f32,
- * f16 and bf16, 1 and 2 threads, five interleaved rounds: 0.74-0.92 of the
- * time in twelve cases of thirteen, 1.01 in the other; in cache
- * 0.75-1.07), where the Xeon that the prefetches were measured on needs
- * them.  Four and eight rows (1.03) and AVX2's narrower loads (f16 [1,
- * 4096] x [4096, 11008], 1 thread: 1.30) keep them. */
+ * 2W).  Prefetched as SK(prefetches) says. */
 SK_INLINE void SK(axpy_rows)(int kind, bool split, int MI, int64_t n, int64_t k, const float *ap, int64_t lda,
                              const char *b, int64_t ldb, float *c, int64_t ldc)
 {
     const int G = MI <= 2 ? SK_GROUP : 4;
-    const bool pf = !(W == 16 && MI <= 2 && tendo__cpu_amd());
+    const bool pf = SK(prefetches)(MI);
     int64_t p = 0;
 
     for (; p + G <= k; p += G) {

@@ -34,7 +34,7 @@
  * of the time for f16 and bf16 (median of five interleaved rounds, the
  * same cases, hot and cold; f32 0.93-1.05), 1536 or more lost at two
  * threads.  But one or two rows on AVX-512 on an AMD CPU prefetch
- * nothing (skinny-kernels.h: SK(dot), axpy_rows): a Zen 4's hardware
+ * nothing (skinny-kernels.h: SK(prefetches)): a Zen 4's hardware
  * prefetchers alone read faster.  A prefetch never faults, so one past the
  * end of the weight is harmless. */
 #define SK_AHEAD 1024
