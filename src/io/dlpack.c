@@ -348,8 +348,9 @@ static bool read_layout(const char *op, const DLTensor *dl, layout *out)
             goto out_of_range;
     }
     if (__builtin_sub_overflow(hi, lo, &span) || __builtin_add_overflow(span, 1, &span) ||
-        __builtin_mul_overflow(span, (int64_t)elsize, &size) || (uint64_t)-lo > first / elsize ||
-        (uint64_t)hi > (UINTPTR_MAX - first) / elsize) /* (the last two bound size too) */
+        __builtin_mul_overflow(span, (int64_t)elsize, &size) || (uint64_t)-lo >= first / elsize ||
+        (uint64_t)hi > (UINTPTR_MAX - first) / elsize) /* (the last two bound size too; no element
+                                                           lies at address 0, which is NULL) */
         goto out_of_range;
     out->first = first;
     out->base = first - (uintptr_t)-lo * elsize;
