@@ -69,6 +69,12 @@ bool tendo__check_inputs(const char *op, int nin, const tendo__tensor *const *in
 
 /* The threads CPU ops may use now (1 without OpenMP). */
 int tendo__threads(void);
+/* How many threads run at once where it is called: the product of the
+ * team sizes of the enclosing parallel regions (1 outside any, and
+ * without OpenMP).  A kernel that reads memory differently when other
+ * threads read beside it asks this, not tendo__threads(): a small
+ * product runs on one thread whatever the threads allowed. */
+int tendo__team_threads(void);
 /* ranks_here processes of one MPI job share this machine: unless the
  * program chose (tendo_set_num_threads) or OMP_NUM_THREADS is set, each
  * takes its share of the cores (at least one), rather than all of them

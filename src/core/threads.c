@@ -43,6 +43,19 @@ int tendo__threads(void)
 
 int tendo_get_num_threads(void) { return tendo__threads(); }
 
+int tendo__team_threads(void)
+{
+#ifdef _OPENMP
+    int n = 1;
+
+    for (int level = omp_get_level(); level > 0; level--)
+        n *= omp_get_team_size(level);
+    return n;
+#else
+    return 1;
+#endif
+}
+
 void tendo__threads_share(int ranks_here)
 {
 #ifdef _OPENMP

@@ -151,7 +151,9 @@ SK_INLINE void SK(dot_tile)(int kind, bool pf, int MI, int NJ, int64_t k, const 
 
 /* C (m x n, row stride ldc) += A W^T over k: the weight's row j at w + j *
  * ldw bytes, in the tiles of SK_DOT_TILES; but one or two rows of A with
- * more than one thread take four weight rows a tile, not eight: four
+ * more than one thread running (tendo__team_threads: the product's team,
+ * one for a product too small to split, not the threads allowed) take
+ * four weight rows a tile, not eight: four
  * streams a thread read an out-of-cache weight faster when two threads
  * read at once (Zen 4, 2 threads, f16 and f32 [1, 4096] x [4096, 4096]^T
  * and x [11008, 4096]^T, two sittings of five and seven interleaved
@@ -166,7 +168,7 @@ SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *a
 {
     const bool pf = SK(prefetches)(m);
 #define SK_TILE(MI, NJ, ai, wr, ci, cj, nj) SK(dot_tile)(kind, pf, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
-    if (m <= 2 && tendo__threads() > 1) {
+    if (m <= 2 && tendo__team_threads() > 1) {
         SK_DOT_TILES_NJ(4, m, n, ap, lda, w, ldw, c, ldc, SK_TILE)
     } else {
         SK_DOT_TILES(SK_DOT_NJ, m, n, ap, lda, w, ldw, c, ldc, SK_TILE);
