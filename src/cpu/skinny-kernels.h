@@ -69,16 +69,44 @@ SK_TARGET static inline float SK(hsum)(__m512 v) { return _mm512_reduce_add_ps(v
  * times: unrolled, their accumulators live in registers. */
 #define SK_UNROLL _Pragma("GCC unroll 8")
 
-/* Whether a kernel over `rows` rows of A asks for its weight streams'
+/* Whether a dot kernel over `rows` rows of A asks for its weight streams'
  * bytes SK_AHEAD on (skinny.c): not for one or two rows on AVX-512 on an
  * AMD CPU, whose hardware prefetchers alone feed them faster (Zen 4, out
  * of cache, [1, 4096] by [4096, 4096] and [4096, 11008] weights, f32, f16
  * and bf16, both layouts, 1 and 2 threads, five interleaved rounds:
  * 0.73-0.92 of the time in 17 cases of 18, 1.01 in the other; in cache
  * 0.71-1.07), where the Xeon the prefetches were measured on needs them.
- * Four and eight rows by a [k, n] weight (1.03) and AVX2's narrower loads
- * (f16 [1, 4096] x [4096, 11008], 1 thread: 1.30) keep them. */
+ * AVX2's narrower loads keep them.  The [k, n] kernels: SK(axpy_fetch). */
 SK_TARGET static inline bool SK(prefetches)(int64_t rows) { return !(W == 16 && rows <= 2 && tendo__cpu_amd()); }
+
+/* How axpy_rows fetches a [k, n] weight: on an AMD CPU, the next group of
+ * weight rows staged into L2 while the current one is read (SK(stage)), so
+ * that memory sees one stream a thread, in address order, where the group's
+ * loads are eight streams side by side.  Zen 4, out of cache, five
+ * interleaved rounds, against no prefetch (AVX-512, one row of A: bf16
+ * [1, 4096] x [4096, 11008] 0.79-0.80 of the time at 1 and 2 threads, f16
+ * 0.88-0.95, f32 0.91, bf16 [1, 4096] x [4096, 4096] 0.94) and against
+ * SK_AHEAD (AVX2: one row 0.99-1.00, f32 0.82, two and four rows
+ * 0.83-0.85).  A standalone read of bf16 [4096, 11008] at two threads put
+ * the staged groups at 28.0-29.7 GB/s against 23.8-24.6 unprefetched and
+ * 29.2-30.8 for the dot kernel's rows; staging two groups ahead, or groups
+ * of four rows, read no faster.  Other CPUs keep SK_AHEAD, as measured on
+ * the Xeon. */
+SK_TARGET static inline int SK(axpy_fetch)(void) { return tendo__cpu_amd() ? SK_FETCH_STAGE : SK_FETCH_AHEAD; }
+
+/* Asks for the next G lines of the staged rows st (from row *seg, byte
+ * *off on) into L2, in memory order: G lines for each line of G rows the
+ * group reads, so the next group is in L2 as this one ends. */
+SK_INLINE void SK(stage)(int G, const sk_stage *st, int *seg, int64_t *off)
+{
+    SK_UNROLL
+    for (int g = 0; g < G; g++)
+        if (*seg < st->rows) {
+            SK_STAGE_LINE(st->row[*seg] + *off);
+            if ((*off += 64) >= st->bytes)
+                *off = 0, ++*seg;
+        }
+}
 
 /* W elements of kind at p, widened to f32. */
 SK_INLINE VF SK(load)(int kind, const char *p)
@@ -186,12 +214,15 @@ SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *a
  * already.  A short row (a thread's share of a [k, n] weight's columns:
  * 4 KB of f16 4096 at two threads) thus starts prefetched (a Xeon, Emerald
  * Rapids, out of cache, f16, bf16 and f32 [1, 4096] x [4096, 4096] at two
- * threads: 0.89-0.96 of the time).  pf: whether it prefetches at all
+ * threads: 0.89-0.96 of the time).  fetch: SK_FETCH_AHEAD so, or
+ * SK_FETCH_STAGE, the rows st (the next group's) staged instead
  * (axpy_rows). */
-SK_INLINE void SK(axpy_group)(int kind, bool pf, int MI, int G, int64_t n, const float *ap, int64_t lda,
-                              const char *const b[SK_GROUP], int64_t next, float *c, int64_t ldc)
+SK_INLINE void SK(axpy_group)(int kind, int fetch, int MI, int G, int64_t n, const float *ap, int64_t lda,
+                              const char *const b[SK_GROUP], int64_t next, const sk_stage *st, float *c,
+                              int64_t ldc)
 {
-    int64_t es = kind == SK_F32 ? 4 : 2, j = 0, row = n * es;
+    int64_t es = kind == SK_F32 ? 4 : 2, j = 0, row = n * es, off = 0;
+    int seg = 0;
     VF a[8][SK_GROUP];
 
     SK_UNROLL
@@ -202,9 +233,11 @@ SK_INLINE void SK(axpy_group)(int kind, bool pf, int MI, int G, int64_t n, const
     for (; j + W <= n; j += W) {
         VF bv[SK_GROUP];
         int64_t ahead = j * es + SK_AHEAD, at = ahead < row ? ahead : ahead - row + next;
+        if (fetch == SK_FETCH_STAGE && ((j * es) & 63) == 0)
+            SK(stage)(G, st, &seg, &off);
         SK_UNROLL
         for (int g = 0; g < G; g++)
-            if (pf)
+            if (fetch == SK_FETCH_AHEAD)
                 SK_PREFETCH_AT(b[g], at);
         SK_UNROLL
         for (int g = 0; g < G; g++)
@@ -243,11 +276,12 @@ SK_INLINE void SK(axpy_group)(int kind, bool pf, int MI, int G, int64_t n, const
  * 2W columns keeps its W even columns, then its W odd ones.  2W bf16 of a
  * row are one load, widened exactly by a shift (the even ones) and a mask
  * (the odd ones), with no shuffle; the sums are axpy_group's, in the same
- * order (the same bits), with its prefetches where pf. */
-SK_INLINE void SK(axpy_split_group)(bool pf, int G, int64_t n2, const float *ap, const char *const b[SK_GROUP],
-                                    int64_t next, float *c)
+ * order (the same bits), its weight fetched as fetch says. */
+SK_INLINE void SK(axpy_split_group)(int fetch, int G, int64_t n2, const float *ap, const char *const b[SK_GROUP],
+                                    int64_t next, const sk_stage *st, float *c)
 {
-    int64_t row = n2 * 2;
+    int64_t row = n2 * 2, off = 0;
+    int seg = 0;
     VF a[SK_GROUP];
 
     SK_UNROLL
@@ -256,9 +290,11 @@ SK_INLINE void SK(axpy_split_group)(bool pf, int G, int64_t n2, const float *ap,
     for (int64_t j = 0; j < n2; j += 2 * W) {
         VF ce = VF_LOADU(c + j), co = VF_LOADU(c + j + W);
         int64_t ahead = j * 2 + SK_AHEAD, at = ahead < row ? ahead : ahead - row + next;
+        if (fetch == SK_FETCH_STAGE)
+            SK(stage)(G, st, &seg, &off);
         SK_UNROLL
         for (int g = 0; g < G; g++)
-            if (pf)
+            if (fetch == SK_FETCH_AHEAD)
                 SK_PREFETCH_AT(b[g], at);
         SK_UNROLL
         for (int g = 0; g < G; g++) {
@@ -276,30 +312,34 @@ SK_INLINE void SK(axpy_split_group)(bool pf, int G, int64_t n2, const float *ap,
  * (a decoder's: C is loaded and stored half as often), four for more,
  * whose broadcast elements of A take the registers.  split: one row of
  * bf16 rows into a pair-split C (axpy_split_group; MI 1, n a multiple of
- * 2W).  Prefetched as SK(prefetches) says. */
+ * 2W).  The weight fetched as SK(axpy_fetch) says: stage, the next
+ * group of rows. */
 SK_INLINE void SK(axpy_rows)(int kind, bool split, int MI, int64_t n, int64_t k, const float *ap, int64_t lda,
                              const char *b, int64_t ldb, float *c, int64_t ldc)
 {
-    const int G = MI <= 2 ? SK_GROUP : 4;
-    const bool pf = SK(prefetches)(MI);
+    const int G = MI <= 2 ? SK_GROUP : 4, fetch = SK(axpy_fetch)();
+    const sk_stage none = {{NULL}, 0, 0};
     int64_t p = 0;
 
     for (; p + G <= k; p += G) {
         const char *br[SK_GROUP];
+        sk_stage st = {{NULL}, 0, n * (kind == SK_F32 ? 4 : 2)};
         SK_UNROLL
         for (int g = 0; g < SK_GROUP; g++)
             br[g] = b + (p + (g < G ? g : 0)) * ldb;
+        for (int g = 0; fetch == SK_FETCH_STAGE && g < G && p + G + g < k; g++)
+            st.row[st.rows++] = b + (p + G + g) * ldb;
         if (split)
-            SK(axpy_split_group)(pf, G, n, ap + p, br, G * ldb, c);
+            SK(axpy_split_group)(fetch, G, n, ap + p, br, G * ldb, &st, c);
         else
-            SK(axpy_group)(kind, pf, MI, G, n, ap + p, lda, br, G * ldb, c, ldc);
+            SK(axpy_group)(kind, fetch, MI, G, n, ap + p, lda, br, G * ldb, &st, c, ldc);
     }
     for (; p < k; p++) {
         const char *br[SK_GROUP] = {b + p * ldb};
         if (split)
-            SK(axpy_split_group)(pf, 1, n, ap + p, br, ldb, c);
+            SK(axpy_split_group)(fetch, 1, n, ap + p, br, ldb, &none, c);
         else
-            SK(axpy_group)(kind, pf, MI, 1, n, ap + p, lda, br, ldb, c, ldc);
+            SK(axpy_group)(kind, fetch, MI, 1, n, ap + p, lda, br, ldb, &none, c, ldc);
     }
 }
 

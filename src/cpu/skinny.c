@@ -33,15 +33,29 @@
  * 0.91-1.01).  On a Zen 4, 1024 bytes ahead against 512 took 0.85-1.04
  * of the time for f16 and bf16 (median of five interleaved rounds, the
  * same cases, hot and cold; f32 0.93-1.05), 1536 or more lost at two
- * threads.  But one or two rows on AVX-512 on an AMD CPU prefetch
- * nothing (skinny-kernels.h: SK(prefetches)): a Zen 4's hardware
- * prefetchers alone read faster.  A prefetch never faults, so one past the
- * end of the weight is harmless. */
+ * threads.  But on an AMD CPU the dot kernels over one or two rows on
+ * AVX-512 prefetch nothing (skinny-kernels.h: SK(prefetches)): a Zen 4's
+ * hardware prefetchers alone read faster; and the [k, n] kernels stage
+ * each next group of rows instead (SK(axpy_fetch)).  A prefetch never
+ * faults, so one past the end of the weight is harmless. */
 #define SK_AHEAD 1024
 #define SK_PREFETCH(p) SK_PREFETCH_AT(p, SK_AHEAD)
 /* The line off bytes (any sign) from p. */
 #define SK_PREFETCH_AT(p, off)                                                                                 \
     _mm_prefetch((const char *)((uintptr_t)(const void *)(p) + (uintptr_t)(int64_t)(off)), _MM_HINT_T0)
+/* The line at p, into the L2 cache only (a staged group: skinny-kernels.h). */
+#define SK_STAGE_LINE(p) _mm_prefetch((const char *)(const void *)(p), _MM_HINT_T1)
+/* How a vector kernel fetches its weight ahead of its loads: not at all
+ * (the hardware prefetchers alone), each stream SK_AHEAD bytes on, or the
+ * next group of weight rows staged (skinny-kernels.h: SK(fetch)). */
+enum { SK_FETCH_NONE, SK_FETCH_AHEAD, SK_FETCH_STAGE };
+/* The weight rows a [k, n] kernel reads after its current group, `bytes`
+ * each (its share of their columns), the first `rows` of row[]. */
+typedef struct {
+    const char *row[8];
+    int rows;
+    int64_t bytes;
+} sk_stage;
 #else
 #define SK_X86 0
 #endif
