@@ -79,6 +79,19 @@ SK_TARGET static inline float SK(hsum)(__m512 v) { return _mm512_reduce_add_ps(v
  * AVX2's narrower loads keep them.  The [k, n] kernels: SK(axpy_fetch). */
 SK_TARGET static inline bool SK(prefetches)(int64_t rows) { return !(W == 16 && rows <= 2 && tendo__cpu_amd()); }
 
+/* How a dot kernel of kind over `rows` rows of A fetches its weight:
+ * SK_AHEAD where SK(prefetches) says so; else f16 stages each next tile's
+ * rows into L2 (SK(stage)), the others leave it to the hardware.  Zen 4,
+ * f16 by [n, k] weights viewed transposed, out of cache, seven interleaved
+ * rounds, staged against nothing fetched: one row [4096, 4096]^T 1.01 /
+ * 0.95 of the time at 1 / 2 threads, [11008, 4096]^T 0.92 / 0.99, two
+ * rows 0.85-0.86 (in cache 0.59-0.91); f32 staged 1.00-1.01 and bf16's
+ * two streams by vdpbf16ps 1.14-1.21, so those stay as they were. */
+SK_TARGET static inline int SK(dot_fetch)(int kind, int64_t rows)
+{
+    return SK(prefetches)(rows) ? SK_FETCH_AHEAD : kind == SK_F16 ? SK_FETCH_STAGE : SK_FETCH_NONE;
+}
+
 /* How axpy_rows fetches a [k, n] weight: on an AMD CPU, the next group of
  * weight rows staged into L2 while the current one is read (SK(stage)), so
  * that memory sees one stream a thread, in address order, where the group's
@@ -138,13 +151,18 @@ SK_INLINE void SK(dot_step)(int MI, int NJ, const float *ap, int64_t lda, const 
 /* c[i*ldc + cj[j]] += the dot product of row i of ap (row stride lda, zero
  * padded to whole vectors) and weight row w[j] (elements of kind), over k,
  * for i < MI, j < nj <= NJ.  Each (i, j) has its own accumulator, summed
- * across lanes at the end.  pf: whether each stream is prefetched
- * SK_AHEAD on. */
-SK_INLINE void SK(dot_tile)(int kind, bool pf, int MI, int NJ, int64_t k, const float *ap, int64_t lda,
-                            const char *const w[8], float *c, int64_t ldc, const int64_t cj[8], int nj)
+ * across lanes at the end.  fetch: how the weight is fetched (SK(dot_fetch));
+ * staged, next's rows, the next tile's. */
+SK_INLINE void SK(dot_tile)(int kind, int fetch, int MI, int NJ, int64_t k, const float *ap, int64_t lda,
+                            const char *const w[8], float *c, int64_t ldc, const int64_t cj[8], int nj,
+                            const sk_stage *next)
 {
-    int64_t es = kind == SK_F32 ? 4 : 2, p = 0;
+    int64_t es = kind == SK_F32 ? 4 : 2, p = 0, off = 0;
+    int seg = 0;
+    sk_stage st = *next;
     VF acc[4][8];
+
+    st.bytes = k * es;
 
     SK_UNROLL
     for (int i = 0; i < MI; i++)
@@ -153,9 +171,11 @@ SK_INLINE void SK(dot_tile)(int kind, bool pf, int MI, int NJ, int64_t k, const 
             acc[i][j] = VF_ZERO();
     for (; p + W <= k; p += W) {
         VF wv[8];
+        if (fetch == SK_FETCH_STAGE && ((p * es) & 63) == 0)
+            SK(stage)(NJ, &st, &seg, &off);
         SK_UNROLL
         for (int j = 0; j < NJ; j++)
-            if (pf)
+            if (fetch == SK_FETCH_AHEAD)
                 SK_PREFETCH(w[j] + p * es);
         SK_UNROLL
         for (int j = 0; j < NJ; j++)
@@ -190,12 +210,13 @@ SK_INLINE void SK(dot_tile)(int kind, bool pf, int MI, int NJ, int64_t k, const 
  * of cache 1.00 with four, in cache 1.38).  A weight the last-level cache
  * holds is read faster by eight at two threads too (f16 [4096, 4096]^T
  * hot: 1.28-1.36 with four), but a decoder reads each weight once per
- * token, after all the others.  Prefetched as SK(prefetches) says. */
+ * token, after all the others.  Fetched as SK(dot_fetch) says. */
 SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *w,
                        int64_t ldw, float *c, int64_t ldc)
 {
-    const bool pf = SK(prefetches)(m);
-#define SK_TILE(MI, NJ, ai, wr, ci, cj, nj) SK(dot_tile)(kind, pf, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
+    const int fetch = SK(dot_fetch)(kind, m);
+#define SK_TILE(MI, NJ, ai, wr, ci, cj, nj, next)                                                              \
+    SK(dot_tile)(kind, fetch, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj, next)
     if (m <= 2 && tendo__team_threads() > 1) {
         SK_DOT_TILES_NJ(4, m, n, ap, lda, w, ldw, c, ldc, SK_TILE)
     } else {

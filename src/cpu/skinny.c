@@ -124,7 +124,8 @@ SK_PORTABLE(d, double, 4)
 /* The tiles of C += A W^T for the vector kernels: NJ weight rows (row j at
  * w + j * ldw bytes) by up to four rows of A, TILE(MI, NJ, rows of A,
  * weight rows, C's rows, C's column of each weight row, weight rows
- * stored) with MI and NJ constants, so that each tile's accumulators are
+ * stored, the weight rows the next tile reads as an sk_stage whose bytes
+ * the tile fills in) with MI and NJ constants, so that each tile's accumulators are
  * registers.  One or two rows of A (a decoder's) take eight weight rows a
  * tile (but one row by vdpbf16ps takes two: dot_dpbf16; the widening
  * kernels four on more than one thread: skinny-kernels.h), more take
@@ -154,6 +155,7 @@ SK_PORTABLE(d, double, 4)
     for (int64_t run_ = ((n) + (NJ) - 1) / (NJ), t_ = 0; t_ < run_; t_++) {                                 \
         int64_t cj_[8];                                                                                      \
         const char *wr_[8];                                                                                  \
+        sk_stage st_ = {{NULL}, 0, 0}; /* the rows the next tile reads */                                   \
         int nj_ = 0;                                                                                         \
         for (int q_ = 0; q_ < (NJ); q_++) {                                                                  \
             int64_t j_ = q_ * run_ + t_;                                                                     \
@@ -163,13 +165,15 @@ SK_PORTABLE(d, double, 4)
                 j_ = t_;                                                                                     \
             cj_[q_] = j_;                                                                                    \
             wr_[q_] = (w) + j_ * (ldw);                                                                      \
+            if (t_ + 1 < run_ && q_ * run_ + t_ + 1 < (n))                                                   \
+                st_.row[st_.rows++] = wr_[q_] + (ldw);                                                       \
         }                                                                                                    \
         for (int64_t i_ = 0; i_ < (m); i_ += 4) {                                                            \
             switch ((m) - i_ < 4 ? (m) - i_ : 4) {                                                           \
-            case 1: TILE(1, NJ, (ap) + i_ * (lda), wr_, (c) + i_ * (ldc), cj_, nj_); break;                  \
-            case 2: TILE(2, NJ, (ap) + i_ * (lda), wr_, (c) + i_ * (ldc), cj_, nj_); break;                  \
-            case 3: TILE(3, NJ, (ap) + i_ * (lda), wr_, (c) + i_ * (ldc), cj_, nj_); break;                  \
-            default: TILE(4, NJ, (ap) + i_ * (lda), wr_, (c) + i_ * (ldc), cj_, nj_); break;                 \
+            case 1: TILE(1, NJ, (ap) + i_ * (lda), wr_, (c) + i_ * (ldc), cj_, nj_, &st_); break;           \
+            case 2: TILE(2, NJ, (ap) + i_ * (lda), wr_, (c) + i_ * (ldc), cj_, nj_, &st_); break;           \
+            case 3: TILE(3, NJ, (ap) + i_ * (lda), wr_, (c) + i_ * (ldc), cj_, nj_, &st_); break;           \
+            default: TILE(4, NJ, (ap) + i_ * (lda), wr_, (c) + i_ * (ldc), cj_, nj_, &st_); break;          \
             }                                                                                                \
         }                                                                                                    \
     }
@@ -259,8 +263,10 @@ TARGET_BF16 static void dot_dpbf16(int64_t m, int64_t n, int64_t k, const void *
     const uint16_t *ap = a;
     float *c = cv;
 
-#define DP_TILE(MI, NJ, ai, wr, ci, cj, nj) dpbf16_tile(true, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
-#define DP_TILE_ROW(MI, NJ, ai, wr, ci, cj, nj) dpbf16_tile(false, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj)
+#define DP_TILE(MI, NJ, ai, wr, ci, cj, nj, next)                                                              \
+    (dpbf16_tile(true, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj), (void)(next))
+#define DP_TILE_ROW(MI, NJ, ai, wr, ci, cj, nj, next)                                                          \
+    (dpbf16_tile(false, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj), (void)(next))
     if (m == 1) {
         SK_DOT_TILES_NJ(2, m, n, ap, lda, w, ldw, c, ldc, DP_TILE_ROW)
     } else {
