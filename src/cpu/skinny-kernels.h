@@ -115,7 +115,7 @@ SK_INLINE void SK(stage)(int G, const sk_stage *st, int *seg, int64_t *off)
     SK_UNROLL
     for (int g = 0; g < G; g++)
         if (*seg < st->rows) {
-            SK_STAGE_LINE(st->row[*seg] + *off);
+            SK_STAGE_LINE(st->first + *seg * st->stride + *off);
             if ((*off += 64) >= st->bytes)
                 *off = 0, ++*seg;
         }
@@ -152,17 +152,15 @@ SK_INLINE void SK(dot_step)(int MI, int NJ, const float *ap, int64_t lda, const 
  * padded to whole vectors) and weight row w[j] (elements of kind), over k,
  * for i < MI, j < nj <= NJ.  Each (i, j) has its own accumulator, summed
  * across lanes at the end.  fetch: how the weight is fetched (SK(dot_fetch));
- * staged, next's rows, the next tile's. */
+ * where staged, the rows of next (the next tile's). */
 SK_INLINE void SK(dot_tile)(int kind, int fetch, int MI, int NJ, int64_t k, const float *ap, int64_t lda,
                             const char *const w[8], float *c, int64_t ldc, const int64_t cj[8], int nj,
                             const sk_stage *next)
 {
     int64_t es = kind == SK_F32 ? 4 : 2, p = 0, off = 0;
     int seg = 0;
-    sk_stage st = *next;
+    const sk_stage st = {next->first, next->stride, k * es, next->rows};
     VF acc[4][8];
-
-    st.bytes = k * es;
 
     SK_UNROLL
     for (int i = 0; i < MI; i++)
@@ -339,17 +337,17 @@ SK_INLINE void SK(axpy_rows)(int kind, bool split, int MI, int64_t n, int64_t k,
                              const char *b, int64_t ldb, float *c, int64_t ldc)
 {
     const int G = MI <= 2 ? SK_GROUP : 4, fetch = SK(axpy_fetch)();
-    const sk_stage none = {{NULL}, 0, 0};
+    const sk_stage none = {b, 0, 0, 0};
     int64_t p = 0;
 
     for (; p + G <= k; p += G) {
         const char *br[SK_GROUP];
-        sk_stage st = {{NULL}, 0, n * (kind == SK_F32 ? 4 : 2)};
+        /* the next group: up to G rows, as many as the weight has left */
+        const int next_rows = (int)(k - p - G < G ? k - p - G : G);
+        const sk_stage st = {next_rows > 0 ? b + (p + G) * ldb : b, ldb, n * (kind == SK_F32 ? 4 : 2), next_rows};
         SK_UNROLL
         for (int g = 0; g < SK_GROUP; g++)
             br[g] = b + (p + (g < G ? g : 0)) * ldb;
-        for (int g = 0; fetch == SK_FETCH_STAGE && g < G && p + G + g < k; g++)
-            st.row[st.rows++] = b + (p + G + g) * ldb;
         if (split)
             SK(axpy_split_group)(fetch, G, n, ap + p, br, G * ldb, &st, c);
         else

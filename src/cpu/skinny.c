@@ -47,14 +47,17 @@
 #define SK_STAGE_LINE(p) _mm_prefetch((const char *)(const void *)(p), _MM_HINT_T1)
 /* How a vector kernel fetches its weight ahead of its loads: not at all
  * (the hardware prefetchers alone), each stream SK_AHEAD bytes on, or the
- * next group of weight rows staged (skinny-kernels.h: SK(fetch)). */
+ * weight rows it reads next staged (skinny-kernels.h: SK(dot_fetch) and
+ * SK(axpy_fetch)). */
 enum { SK_FETCH_NONE, SK_FETCH_AHEAD, SK_FETCH_STAGE };
-/* The weight rows a [k, n] kernel reads after its current group, `bytes`
- * each (its share of their columns), the first `rows` of row[]. */
+/* The weight rows a kernel reads after its current group or tile: `rows`
+ * of them, the first at `first`, each `stride` bytes after the last, of
+ * which it reads `bytes` (its share of a [k, n] weight's columns, or a
+ * whole row of k). */
 typedef struct {
-    const char *row[8];
+    const char *first;
+    int64_t stride, bytes;
     int rows;
-    int64_t bytes;
 } sk_stage;
 #else
 #define SK_X86 0
@@ -125,9 +128,9 @@ SK_PORTABLE(d, double, 4)
  * w + j * ldw bytes) by up to four rows of A, TILE(MI, NJ, rows of A,
  * weight rows, C's rows, C's column of each weight row, weight rows
  * stored, the weight rows the next tile reads as an sk_stage whose bytes
- * the tile fills in) with MI and NJ constants, so that each tile's accumulators are
- * registers.  One or two rows of A (a decoder's) take eight weight rows a
- * tile (but one row by vdpbf16ps takes two: dot_dpbf16; the widening
+ * the tile fills in) with MI and NJ constants, so that each tile's
+ * accumulators are registers.  One or two rows of A (a decoder's) take
+ * eight weight rows a tile (but one row by vdpbf16ps takes two: dot_dpbf16; the widening
  * kernels four on more than one thread: skinny-kernels.h), more take
  * NJ_MANY: eight streams of the weight in flight read it from memory
  * faster than four (about 1.3x for f16 on a Zen 4), and more rows of A are
@@ -155,7 +158,8 @@ SK_PORTABLE(d, double, 4)
     for (int64_t run_ = ((n) + (NJ) - 1) / (NJ), t_ = 0; t_ < run_; t_++) {                                 \
         int64_t cj_[8];                                                                                      \
         const char *wr_[8];                                                                                  \
-        sk_stage st_ = {{NULL}, 0, 0}; /* the rows the next tile reads */                                   \
+        /* the rows the next tile reads: slot q's next, while in the weight */                              \
+        sk_stage st_ = {t_ + 1 < run_ ? (w) + (t_ + 1) * (ldw) : (w), run_ * (ldw), 0, 0};                  \
         int nj_ = 0;                                                                                         \
         for (int q_ = 0; q_ < (NJ); q_++) {                                                                  \
             int64_t j_ = q_ * run_ + t_;                                                                     \
@@ -166,7 +170,7 @@ SK_PORTABLE(d, double, 4)
             cj_[q_] = j_;                                                                                    \
             wr_[q_] = (w) + j_ * (ldw);                                                                      \
             if (t_ + 1 < run_ && q_ * run_ + t_ + 1 < (n))                                                   \
-                st_.row[st_.rows++] = wr_[q_] + (ldw);                                                       \
+                st_.rows = q_ + 1;                                                                           \
         }                                                                                                    \
         for (int64_t i_ = 0; i_ < (m); i_ += 4) {                                                            \
             switch ((m) - i_ < 4 ? (m) - i_ : 4) {                                                           \
