@@ -80,21 +80,25 @@ SK_TARGET static inline float SK(hsum)(__m512 v) { return _mm512_reduce_add_ps(v
 SK_TARGET static inline bool SK(prefetches)(int64_t rows) { return !(W == 16 && rows <= 2 && tendo__cpu_amd()); }
 
 /* How a dot kernel of kind over `rows` rows of A fetches its weight:
- * SK_AHEAD where SK(prefetches) says so; else f32 and f16 stage each next
- * tile's rows into L2 (SK(stage)) and bf16 leaves it to the hardware.
- * Zen 4, [n, k] weights viewed transposed, out of cache, interleaved
- * rounds, staged against nothing fetched: f16 one row [4096, 4096]^T 1.01
- * / 0.95 of the time at 1 / 2 threads, [11008, 4096]^T 0.92 / 0.99, two
- * rows 0.85-0.86 (in cache 0.59-0.91); f32 one row 0.88-0.90 at one
- * thread and 0.97-1.02 at two, two rows 0.84-0.86 (the single thread
- * reads [11008, 4096]^T at 23 GB/s, not 21: eight rows side by side
- * outrun its hardware prefetchers); bf16 widened 0.97-1.07, and its two
- * streams by vdpbf16ps 1.14-1.21, so those stay as they were.  Fetching
- * each stream 2 or 4 KB ahead into L2 instead measured the same as
- * staging (f32 0.95-1.03 of it). */
+ * SK_AHEAD where SK(prefetches) says so; else f16, and f32 on one thread,
+ * stage each next tile's rows into L2 (SK(stage)), and the others leave it
+ * to the hardware.  Zen 4, [n, k] weights viewed transposed, interleaved
+ * rounds, staged against nothing fetched, out of cache: f16 one row
+ * [4096, 4096]^T 1.01 / 0.95 of the time at 1 / 2 threads, [11008, 4096]^T
+ * 0.92 / 0.99, two rows 0.85-0.86 (in cache 0.59-0.91); f32 one row
+ * 0.88-0.90 on one thread (eight rows side by side outrun its hardware
+ * prefetchers: [11008, 4096]^T at 23 GB/s, not 21), two rows 0.84-0.86,
+ * but on two threads one row 0.97-1.02 (two rows 0.84), and
+ * tendo-generate's f32 decode step (bench/decoder.py's model, weights of
+ * [512, 512] to [32000, 512]) 0.85-0.89 on one thread, 1.07 on two; bf16
+ * widened 0.97-1.07, and its two streams by vdpbf16ps 1.14-1.21.  Fetching
+ * each stream 2 or 4 KB ahead into L2 instead measured as staging did (f32
+ * 0.95-1.03 of it). */
 SK_TARGET static inline int SK(dot_fetch)(int kind, int64_t rows)
 {
-    return SK(prefetches)(rows) ? SK_FETCH_AHEAD : kind == SK_BF16 ? SK_FETCH_NONE : SK_FETCH_STAGE;
+    if (SK(prefetches)(rows))
+        return SK_FETCH_AHEAD;
+    return kind == SK_F16 || (kind == SK_F32 && tendo__team_threads() == 1) ? SK_FETCH_STAGE : SK_FETCH_NONE;
 }
 
 /* How axpy_rows fetches a [k, n] weight: on an AMD CPU, the next group of
