@@ -5,7 +5,7 @@
  *
  * i8 GEMM is matmul_i32 (int8 products summed in int32).
  * Prints one line per case: "<name> <best seconds>".  The inputs are
- * random normal; bench/kernels.py runs the same cases in PyTorch (and
+ * random normal; bench/kernels-torch.py runs the same cases in PyTorch (and
  * numpy for f32 GEMM) with the same thread count and prints the ratios.
  * Not a test. */
 #include <stdio.h>
