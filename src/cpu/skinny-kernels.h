@@ -87,7 +87,7 @@ SK_TARGET static inline bool SK(prefetches)(int64_t rows) { return !(W == 16 && 
  * [4096, 4096]^T 1.01 / 0.95 of the time at 1 / 2 threads, [11008, 4096]^T
  * 0.92 / 0.99, two rows 0.85-0.86 (in cache 0.59-0.91); f32 one row
  * 0.88-0.90 on one thread (eight rows side by side outrun its hardware
- * prefetchers: [11008, 4096]^T at 23 GB/s, not 21), two rows 0.84-0.86,
+ * prefetchers: [11008, 4096]^T at 23 GB/s, not 21), two rows 0.86,
  * but on two threads one row 0.97-1.02 (two rows 0.84), and
  * tendo-generate's f32 decode step (bench/decoder.py's model, weights of
  * [512, 512] to [32000, 512]) 0.85-0.89 on one thread, 1.07 on two; bf16
