@@ -93,7 +93,7 @@ SK_TARGET static inline bool SK(prefetches)(int64_t rows) { return !(W == 16 && 
  * [512, 512] to [32000, 512]) 0.85-0.89 on one thread, 1.07 on two; bf16
  * widened 0.97-1.07, and its two streams by vdpbf16ps 1.14-1.21.  Fetching
  * each stream 2 or 4 KB ahead into L2 instead measured as staging did (f32
- * 0.95-1.03 of it). */
+ * 0.93-1.03 of it). */
 SK_TARGET static inline int SK(dot_fetch)(int kind, int64_t rows)
 {
     if (SK(prefetches)(rows))
