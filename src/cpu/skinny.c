@@ -35,10 +35,10 @@
  * same cases, hot and cold; f32 0.93-1.05), 1536 or more lost at two
  * threads.  But on an AMD CPU the dot kernels over one or two rows on
  * AVX-512 fetch nothing ahead (skinny-kernels.h: SK(prefetches)): a Zen
- * 4's hardware prefetchers read faster without, and f32 and f16 stage each
- * next tile's rows instead (SK(dot_fetch)), as the [k, n] kernels stage
- * each next group of rows (SK(axpy_fetch)).  A prefetch never
- * faults, so one past the end of the weight is harmless. */
+ * 4's hardware prefetchers read faster without, and f16 (f32 on one
+ * thread) stages each next tile's rows instead (SK(dot_fetch)), as the
+ * [k, n] kernels stage each next group of rows (SK(axpy_fetch)).  A
+ * prefetch never faults, so one past the end of the weight is harmless. */
 #define SK_AHEAD 1024
 #define SK_PREFETCH(p) SK_PREFETCH_AT(p, SK_AHEAD)
 /* The line off bytes (any sign) from p. */
