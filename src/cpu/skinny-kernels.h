@@ -69,36 +69,32 @@ SK_TARGET static inline float SK(hsum)(__m512 v) { return _mm512_reduce_add_ps(v
  * times: unrolled, their accumulators live in registers. */
 #define SK_UNROLL _Pragma("GCC unroll 8")
 
-/* Whether a dot kernel over `rows` rows of A asks for its weight streams'
- * bytes SK_AHEAD on (skinny.c): not for one or two rows on AVX-512 on an
- * AMD CPU, whose hardware prefetchers alone feed them faster (Zen 4, out
- * of cache, [1, 4096] by [4096, 4096] and [4096, 11008] weights, f32, f16
- * and bf16, both layouts, 1 and 2 threads, five interleaved rounds:
- * 0.73-0.92 of the time in 17 cases of 18, 1.01 in the other; in cache
- * 0.71-1.07), where the Xeon the prefetches were measured on needs them.
- * AVX2's narrower loads keep them.  The [k, n] kernels: SK(axpy_fetch). */
-SK_TARGET static inline bool SK(prefetches)(int64_t rows) { return !(W == 16 && rows <= 2 && tendo__cpu_amd()); }
-
-/* How a dot kernel of kind over `rows` rows of A fetches its weight:
- * SK_AHEAD where SK(prefetches) says so; else f16, and f32 on one thread,
- * stage each next tile's rows into L2 (SK(stage)), and the others leave it
- * to the hardware.  Zen 4, [n, k] weights viewed transposed, interleaved
- * rounds, staged against nothing fetched, out of cache: f16 one row
- * [4096, 4096]^T 1.01 / 0.95 of the time at 1 / 2 threads, [11008, 4096]^T
- * 0.92 / 0.99, two rows 0.85-0.86 (in cache 0.59-0.91); f32 one row
- * 0.88-0.90 on one thread (eight rows side by side outrun its hardware
- * prefetchers: [11008, 4096]^T at 23 GB/s, not 21), two rows 0.86,
- * but on two threads one row 0.97-1.02 (two rows 0.84), and
+/* How a dot kernel of kind over `rows` rows of A, on a team of `threads`,
+ * fetches its weight.  Each stream SK_AHEAD on (skinny.c), but for one or
+ * two rows on AVX-512 on an AMD CPU, whose hardware prefetchers feed those
+ * faster unaided (Zen 4, out of cache, [1, 4096] by [4096, 4096] and
+ * [4096, 11008] weights, f32, f16 and bf16, both layouts, 1 and 2 threads,
+ * five interleaved rounds: 0.73-0.92 of the time in 17 cases of 18, 1.01
+ * in the other; in cache 0.71-1.07), where the Xeon the prefetches were
+ * measured on needs them; AVX2's narrower loads keep them.  There f16, and
+ * f32 on one thread, stage each next tile's rows into L2 (SK(stage)), and
+ * bf16 leaves it to the hardware.  Zen 4, [n, k] weights viewed
+ * transposed, interleaved rounds, staged against nothing fetched, out of
+ * cache: f16 one row [4096, 4096]^T 1.01 / 0.95 of the time at 1 / 2
+ * threads, [11008, 4096]^T 0.92 / 0.99, two rows 0.85-0.86 (in cache
+ * 0.59-0.91); f32 one row 0.88-0.90 on one thread (eight rows side by side
+ * outrun its hardware prefetchers: [11008, 4096]^T at 23 GB/s, not 21),
+ * two rows 0.86, but on two threads one row 0.97-1.02 (two rows 0.84), and
  * tendo-generate's f32 decode step (bench/decoder.py's model, weights of
  * [512, 512] to [32000, 512]) 0.85-0.89 on one thread, 1.07 on two; bf16
  * widened 0.97-1.07, and its two streams by vdpbf16ps 1.14-1.21.  Fetching
  * each stream 2 or 4 KB ahead into L2 instead measured as staging did (f32
- * 0.93-1.03 of it). */
-SK_TARGET static inline int SK(dot_fetch)(int kind, int64_t rows)
+ * 0.93-1.03 of it).  The [k, n] kernels: SK(axpy_fetch). */
+SK_TARGET static inline int SK(dot_fetch)(int kind, int64_t rows, int threads)
 {
-    if (SK(prefetches)(rows))
+    if (!(W == 16 && rows <= 2 && tendo__cpu_amd()))
         return SK_FETCH_AHEAD;
-    return kind == SK_F16 || (kind == SK_F32 && tendo__team_threads() == 1) ? SK_FETCH_STAGE : SK_FETCH_NONE;
+    return kind == SK_F16 || (kind == SK_F32 && threads == 1) ? SK_FETCH_STAGE : SK_FETCH_NONE;
 }
 
 /* How axpy_rows fetches a [k, n] weight: on an AMD CPU, the next group of
@@ -208,8 +204,8 @@ SK_INLINE void SK(dot_tile)(int kind, int fetch, int MI, int NJ, int64_t k, cons
  * ldw bytes, in the tiles of SK_DOT_TILES; but one or two rows of A with
  * more than one thread running (tendo__team_threads: the product's team,
  * one for a product too small to split, not the threads allowed) take
- * four weight rows a tile, not eight: four
- * streams a thread read an out-of-cache weight faster when two threads
+ * four weight rows a tile, not eight: four streams a thread read an
+ * out-of-cache weight faster when two threads
  * read at once (Zen 4, 2 threads, f16 and f32 [1, 4096] x [4096, 4096]^T
  * and x [11008, 4096]^T, two sittings of five and seven interleaved
  * rounds: 0.82-0.97 of the time, AVX2 0.85-0.90; two streams 1.01-1.10
@@ -221,10 +217,10 @@ SK_INLINE void SK(dot_tile)(int kind, int fetch, int MI, int NJ, int64_t k, cons
 SK_INLINE void SK(dot)(int kind, int64_t m, int64_t n, int64_t k, const float *ap, int64_t lda, const char *w,
                        int64_t ldw, float *c, int64_t ldc)
 {
-    const int fetch = SK(dot_fetch)(kind, m);
+    const int threads = tendo__team_threads(), fetch = SK(dot_fetch)(kind, m, threads);
 #define SK_TILE(MI, NJ, ai, wr, ci, cj, nj, next)                                                              \
     SK(dot_tile)(kind, fetch, MI, NJ, k, ai, lda, wr, ci, ldc, cj, nj, next)
-    if (m <= 2 && tendo__team_threads() > 1) {
+    if (m <= 2 && threads > 1) {
         SK_DOT_TILES_NJ(4, m, n, ap, lda, w, ldw, c, ldc, SK_TILE)
     } else {
         SK_DOT_TILES(SK_DOT_NJ, m, n, ap, lda, w, ldw, c, ldc, SK_TILE);

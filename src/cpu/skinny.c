@@ -34,10 +34,10 @@
  * of the time for f16 and bf16 (median of five interleaved rounds, the
  * same cases, hot and cold; f32 0.93-1.05), 1536 or more lost at two
  * threads.  But on an AMD CPU the dot kernels over one or two rows on
- * AVX-512 fetch nothing ahead (skinny-kernels.h: SK(prefetches)): a Zen
+ * AVX-512 fetch nothing ahead (skinny-kernels.h: SK(dot_fetch)): a Zen
  * 4's hardware prefetchers read faster without, and f16 (f32 on one
- * thread) stages each next tile's rows instead (SK(dot_fetch)), as the
- * [k, n] kernels stage each next group of rows (SK(axpy_fetch)).  A
+ * thread) stages each next tile's rows instead, as the [k, n] kernels
+ * stage each next group of rows (SK(axpy_fetch)).  A
  * prefetch never faults, so one past the end of the weight is harmless. */
 #define SK_AHEAD 1024
 #define SK_PREFETCH(p) SK_PREFETCH_AT(p, SK_AHEAD)
@@ -131,8 +131,9 @@ SK_PORTABLE(d, double, 4)
  * stored, the weight rows the next tile reads as an sk_stage whose bytes
  * the tile fills in) with MI and NJ constants, so that each tile's
  * accumulators are registers.  One or two rows of A (a decoder's) take
- * eight weight rows a tile (but one row by vdpbf16ps takes two: dot_dpbf16; the widening
- * kernels four on more than one thread: skinny-kernels.h), more take
+ * eight weight rows a tile (but one row by vdpbf16ps takes two:
+ * dot_dpbf16; the widening kernels four on more than one thread:
+ * skinny-kernels.h), more take
  * NJ_MANY: eight streams of the weight in flight read it from memory
  * faster than four (about 1.3x for f16 on a Zen 4), and more rows of A are
  * bound by arithmetic, whose accumulators must fit the registers (AVX2's
